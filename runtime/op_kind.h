@@ -1,0 +1,70 @@
+// Every operator the runtime knows. Adding one: an entry here, a row in op_table.cpp (the
+// build fails on a missing row), shape inference and a reference kernel in runtime/ops/, an
+// ONNX import function in models/onnx/, and a case in tests/ops/.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace edgefuse {
+
+enum class OpKind : uint16_t {
+  // Convolution and dense algebra
+  kConv,
+  kConvTranspose,
+  kMatMul,
+  kGemm,
+  // Normalisation and pooling
+  kBatchNormalization,
+  kMaxPool,
+  kAveragePool,
+  kGlobalAveragePool,
+  // Pointwise unary
+  kRelu,
+  kLeakyRelu,
+  kSigmoid,
+  kTanh,
+  kHardSigmoid,
+  kHardSwish,
+  kClip,
+  kSqrt,
+  kExp,
+  // Pointwise binary with broadcasting
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kPRelu,
+  // Reductions
+  kSoftmax,
+  kReduceMean,
+  // Type conversion
+  kCast,
+  // Shape and data movement
+  kConcat,
+  kSplit,
+  kSlice,
+  kResize,
+  kReshape,
+  kFlatten,
+  kSqueeze,
+  kUnsqueeze,
+  kTranspose,
+  kGather,
+  kPad,
+  // Shape computation and constants
+  kShape,
+  kConstantOfShape,
+  kConstant,
+  kIdentity,
+  kCount
+};
+
+inline constexpr int kOpCount = static_cast<int>(OpKind::kCount);
+
+std::string_view op_name(OpKind kind);
+std::optional<OpKind> op_from_name(std::string_view name);
+
+}  // namespace edgefuse

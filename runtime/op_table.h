@@ -1,0 +1,50 @@
+// The op table: one row per OpKind with its name, arity, shape rule and kernels.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "runtime/graph.h"
+#include "runtime/op_kind.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
+
+namespace edgefuse {
+
+// Shape rule: computes output descriptions from the node and its input tensors. Inputs that are
+// omitted optional inputs are nullptr. Inputs may be meta tensors (no data); a rule that needs an
+// input's values (Reshape's shape, Slice's starts, ...) returns kUnsupported naming that input
+// when it has no data. Errors name the problem; the caller adds which node it was.
+using InferFn = Status (*)(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs);
+
+struct KernelArgs {
+  const Node& node;
+  std::span<const Tensor* const> inputs;  // nullptr for omitted optional inputs
+  std::span<Tensor* const> outputs;       // allocated by the caller with the shapes InferFn gave
+  ThreadPool* pool = nullptr;             // nullptr: run single-threaded
+};
+
+// A kernel reads inputs and writes every element of every output. It may assume the inputs
+// passed InferFn and the outputs have the inferred descriptions.
+using KernelFn = Status (*)(const KernelArgs& args);
+
+struct OpDef {
+  OpKind kind;
+  const char* name;
+  int min_inputs;
+  int max_inputs;
+  int min_outputs;
+  int max_outputs;
+  InferFn infer;
+  KernelFn reference;  // naive, obviously-correct kernel: the oracle in tests
+  KernelFn cpu;        // optimised CPU kernel, or nullptr to use the reference
+};
+
+const OpDef& op_def(OpKind kind);
+std::span<const OpDef> op_table();
+
+// Runs the op's shape rule with the node named in any error.
+Status infer_node(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs);
+
+}  // namespace edgefuse

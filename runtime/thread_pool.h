@@ -1,0 +1,50 @@
+// A fixed pool of worker threads for data-parallel loops. The calling thread takes part, so a
+// pool of size 1 runs everything inline with no synchronisation.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace edgefuse {
+
+class ThreadPool {
+ public:
+  // threads <= 0 means one per hardware core.
+  explicit ThreadPool(int threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs fn(begin, end) over disjoint chunks covering [0, n), each at least `grain` long
+  // (except the last), and returns when all are done. Not reentrant: call it from one thread.
+  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+  static int hardware_threads();
+
+ private:
+  void worker_loop(int index);
+  void run_chunks();
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable start_cv_;
+  std::condition_variable done_cv_;
+  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
+  int64_t job_size_ = 0;
+  int64_t chunk_ = 0;
+  int64_t next_chunk_start_ = 0;  // guarded by mutex_
+  int pending_workers_ = 0;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+};
+
+// parallel_for on `pool` when given, else inline.
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace edgefuse
