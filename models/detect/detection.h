@@ -1,0 +1,27 @@
+// A detected object, in the pixel coordinates of whatever image the boxes refer to.
+#pragma once
+
+#include <vector>
+
+namespace edgefuse {
+
+struct Box {
+  float x1 = 0, y1 = 0, x2 = 0, y2 = 0;  // corners; x2 >= x1, y2 >= y1
+
+  float width() const { return x2 - x1; }
+  float height() const { return y2 - y1; }
+  float area() const { return width() > 0 && height() > 0 ? width() * height() : 0.0f; }
+};
+
+struct Keypoint {
+  float x = 0, y = 0;
+};
+
+struct Detection {
+  Box box;
+  float score = 0;  // in [0, 1]
+  int class_id = 0;
+  std::vector<Keypoint> keypoints;  // BlazeFace: 6 face landmarks; empty for other families
+};
+
+}  // namespace edgefuse

@@ -1,0 +1,54 @@
+// A detector: letterbox preprocessing for the model's family, the runtime, decoding and NMS.
+// Give it a BGR image (OpenCV's layout), get detections in that image's pixel coordinates.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <opencv2/core/mat.hpp>
+
+#include "models/detect/detection.h"
+#include "runtime/executor.h"
+#include "runtime/graph.h"
+
+namespace edgefuse {
+
+enum class DetectorFamily { kYolox, kBlazeFace };
+
+std::string_view family_name(DetectorFamily family);               // "yolox", "blazeface"
+Result<DetectorFamily> parse_family(std::string_view name);        // inverse of family_name
+// Recognises the family from the graph's inputs and outputs (shapes, counts); error when unsure.
+Result<DetectorFamily> recognise_family(const Graph& graph);
+
+struct DetectorOptions {
+  float score_threshold = 0.3f;
+  float iou_threshold = 0.45f;  // per-class NMS
+  int max_detections = 300;
+  ExecutorOptions executor;     // threads, reference kernels
+};
+
+class Detector {
+ public:
+  static Result<Detector> create(std::shared_ptr<const Graph> graph, DetectorFamily family,
+                                 const DetectorOptions& options = {});
+
+  // Runs on an 8-bit, 3-channel BGR image of any size.
+  Result<std::vector<Detection>> detect(const cv::Mat& bgr_image);
+
+  DetectorFamily family() const { return family_; }
+  int input_width() const { return input_width_; }
+  int input_height() const { return input_height_; }
+
+ private:
+  Detector(DetectorFamily family, Executor executor, DetectorOptions options, int input_width, int input_height);
+
+  DetectorFamily family_;
+  Executor executor_;
+  DetectorOptions options_;
+  int input_width_;
+  int input_height_;
+};
+
+}  // namespace edgefuse

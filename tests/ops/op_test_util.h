@@ -1,0 +1,21 @@
+// Helpers for op tests: build a node, run its shape rule and kernel directly.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "runtime/op_table.h"
+
+namespace edgefuse::test {
+
+// A node of `op` with `input_count` inputs and `output_count` outputs (value ids are placeholders:
+// kernels only look at attributes, and at inputs/outputs through KernelArgs).
+Node make_node(OpKind op, int input_count, int output_count = 1);
+
+// Infers output shapes, allocates, runs the reference (reference == true) or optimised kernel.
+// A nullptr input is an omitted optional input.
+Result<std::vector<Tensor>> run_op(const Node& node, const std::vector<const Tensor*>& inputs, bool reference,
+                                   ThreadPool* pool = nullptr);
+
+}  // namespace edgefuse::test
