@@ -17,16 +17,16 @@ namespace edgefuse {
 
 enum class DetectorFamily { kYolox, kBlazeFace };
 
-std::string_view family_name(DetectorFamily family);               // "yolox", "blazeface"
-Result<DetectorFamily> parse_family(std::string_view name);        // inverse of family_name
+std::string_view family_name(DetectorFamily family);         // "yolox", "blazeface"
+Result<DetectorFamily> parse_family(std::string_view name);  // inverse of family_name
 // Recognises the family from the graph's inputs and outputs (shapes, counts); error when unsure.
 Result<DetectorFamily> recognise_family(const Graph& graph);
 
 struct DetectorOptions {
   float score_threshold = 0.3f;
-  float iou_threshold = 0.45f;  // per-class NMS
+  float iou_threshold = 0.45f;  // NMS: per class for YOLOX, across classes for BlazeFace (one class)
   int max_detections = 300;
-  ExecutorOptions executor;     // threads, reference kernels
+  ExecutorOptions executor;  // threads, reference kernels
 };
 
 class Detector {

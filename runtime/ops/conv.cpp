@@ -1,12 +1,106 @@
-// PLACEHOLDER: being written; every function reports "not implemented yet".
+// Conv: shape rule and the naive reference kernel (any of 1-3 spatial axes, computed in double).
+// The optimised kernel is in conv_cpu.cpp.
+#include <algorithm>
+#include <vector>
+
+#include "runtime/ops/conv_problem.h"
 #include "runtime/ops/ops.h"
 
 namespace edgefuse {
 
-Status infer_conv(const Node&, std::span<const Tensor* const>, std::vector<TensorDesc>&) { return unsupported("infer_conv not implemented yet"); }
-Status reference_conv(const KernelArgs&) { return unsupported("reference_conv not implemented yet"); }
-Status cpu_conv(const KernelArgs&) { return unsupported("cpu_conv not implemented yet"); }
-Status infer_conv_transpose(const Node&, std::span<const Tensor* const>, std::vector<TensorDesc>&) { return unsupported("infer_conv_transpose not implemented yet"); }
-Status reference_conv_transpose(const KernelArgs&) { return unsupported("reference_conv_transpose not implemented yet"); }
+Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const> inputs) {
+  const Tensor& x = *inputs[0];
+  const Tensor& w = *inputs[1];
+  const Tensor* b = inputs.size() > 2 ? inputs[2] : nullptr;
+  if (x.rank() < 3 || x.rank() > 5) {
+    return unsupported("input has rank ", x.rank(), ", expected 3 to 5 (N, C and 1-3 spatial axes)");
+  }
+  if (x.dtype() != DType::kF32) return unsupported("input is ", dtype_name(x.dtype()), ", only f32 is supported");
+  if (w.dtype() != x.dtype()) return invalid_model("weight is ", dtype_name(w.dtype()), ", input is f32");
+  if (w.rank() != x.rank())
+    return invalid_model("weight has rank ", w.rank(), ", expected ", x.rank(), " (same as input)");
+  ConvProblem p;
+  p.batch = x.dim(0);
+  p.in_channels = x.dim(1);
+  p.out_channels = w.dim(0);
+  p.group = node.attrs.get_int("group", 1);
+  if (p.group < 1) return invalid_model("group is ", p.group, ", expected >= 1");
+  if (p.in_channels != w.dim(1) * p.group) {
+    return invalid_model("input has ", p.in_channels, " channels, but weight ", w.desc().to_string(), " with group ",
+                         p.group, " expects ", w.dim(1) * p.group);
+  }
+  if (p.out_channels % p.group != 0) {
+    return invalid_model("weight has ", p.out_channels, " output channels, not divisible by group ", p.group);
+  }
+  const std::span<const int64_t> kernel = std::span(w.shape()).subspan(2);
+  if (node.attrs.has("kernel_shape")) {
+    const std::vector<int64_t> kernel_shape = node.attrs.get_ints("kernel_shape");
+    if (!std::equal(kernel_shape.begin(), kernel_shape.end(), kernel.begin(), kernel.end())) {
+      return invalid_model("kernel_shape ", shape_to_string(kernel_shape), " does not match weight ",
+                           w.desc().to_string());
+    }
+  }
+  if (b != nullptr) {
+    if (b->dtype() != x.dtype()) return invalid_model("bias is ", dtype_name(b->dtype()), ", input is f32");
+    if (b->rank() != 1 || b->dim(0) != p.out_channels) {
+      return invalid_model("bias is ", b->desc().to_string(), ", expected [", p.out_channels, "]");
+    }
+  }
+  EF_ASSIGN_OR_RETURN(p.geometry, window_geometry(node, std::span(x.shape()).subspan(2), kernel, false));
+  return p;
+}
+
+Status infer_conv(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs) {
+  EF_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(node, inputs));
+  Shape shape = {p.batch, p.out_channels};
+  shape.insert(shape.end(), p.geometry.output.begin(), p.geometry.output.end());
+  outputs.assign(1, TensorDesc{inputs[0]->dtype(), std::move(shape)});
+  return Status::ok();
+}
+
+Status reference_conv(const KernelArgs& args) {
+  EF_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(args.node, args.inputs));
+  const WindowGeometry g = p.geometry.padded_to(3);
+  const float* x = args.inputs[0]->data<float>();
+  const float* w = args.inputs[1]->data<float>();
+  const float* bias = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;
+  float* y = args.outputs[0]->data<float>();
+  const int64_t cg = p.in_channels_per_group();
+  const int64_t mg = p.out_channels_per_group();
+  const int64_t in_plane = g.input[0] * g.input[1] * g.input[2];
+  const int64_t kernel_volume = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t m = 0; m < p.out_channels; ++m) {
+      const int64_t first_channel = (m / mg) * cg;
+      for (int64_t oz = 0; oz < g.output[0]; ++oz) {
+        for (int64_t oy = 0; oy < g.output[1]; ++oy) {
+          for (int64_t ox = 0; ox < g.output[2]; ++ox) {
+            double acc = bias != nullptr ? bias[m] : 0.0;
+            for (int64_t c = 0; c < cg; ++c) {
+              const float* plane = x + (n * p.in_channels + first_channel + c) * in_plane;
+              const float* kernel = w + (m * cg + c) * kernel_volume;
+              for (int64_t kz = 0; kz < g.kernel[0]; ++kz) {
+                const int64_t iz = oz * g.strides[0] + kz * g.dilations[0] - g.pad_begin[0];
+                if (iz < 0 || iz >= g.input[0]) continue;
+                for (int64_t ky = 0; ky < g.kernel[1]; ++ky) {
+                  const int64_t iy = oy * g.strides[1] + ky * g.dilations[1] - g.pad_begin[1];
+                  if (iy < 0 || iy >= g.input[1]) continue;
+                  for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+                    const int64_t ix = ox * g.strides[2] + kx * g.dilations[2] - g.pad_begin[2];
+                    if (ix < 0 || ix >= g.input[2]) continue;
+                    acc += static_cast<double>(plane[(iz * g.input[1] + iy) * g.input[2] + ix]) *
+                           kernel[(kz * g.kernel[1] + ky) * g.kernel[2] + kx];
+                  }
+                }
+              }
+            }
+            *y++ = static_cast<float>(acc);
+          }
+        }
+      }
+    }
+  }
+  return Status::ok();
+}
 
 }  // namespace edgefuse

@@ -1,9 +1,93 @@
-// PLACEHOLDER: being written; every function reports "not implemented yet".
+// Softmax, opset-13 semantics: normalise along the single axis `axis` (default -1).
+//
+// Opsets before 13 coerced the input to 2-D instead: [prod(dims[:axis]), prod(dims[axis:])],
+// normalising each row over all trailing dims together (default axis 1). The importer marks
+// such nodes with the int attribute legacy_flatten = 1 and sets axis explicitly; this file
+// applies the old semantics then. Both are the same computation on a [outer, length, inner]
+// view: opset 13 has length = dims[axis], legacy has inner = 1.
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/ops/numeric.h"
 #include "runtime/ops/ops.h"
 
 namespace edgefuse {
 
-Status infer_softmax(const Node&, std::span<const Tensor* const>, std::vector<TensorDesc>&) { return unsupported("infer_softmax not implemented yet"); }
-Status reference_softmax(const KernelArgs&) { return unsupported("reference_softmax not implemented yet"); }
+namespace {
+
+struct SoftmaxView {
+  int64_t outer = 1;
+  int64_t length = 1;  // elements normalised together
+  int64_t inner = 1;   // stride between them
+};
+
+bool is_legacy(const Node& node) {
+  return node.attrs.get_int("legacy_flatten", 0) == 1;
+}
+
+Result<SoftmaxView> softmax_view(const Node& node, const Shape& shape) {
+  const bool legacy = is_legacy(node);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t axis = node.attrs.get_int("axis", legacy ? 1 : -1);
+  if (axis < -rank || axis >= rank) {
+    return invalid_argument("axis ", axis, " is out of range for rank ", rank, " input ", shape_to_string(shape));
+  }
+  if (axis < 0) axis += rank;
+  const auto dims = std::span<const int64_t>(shape);
+  SoftmaxView view;
+  view.outer = shape_numel(dims.first(static_cast<size_t>(axis)));
+  if (legacy) {
+    view.length = shape_numel(dims.subspan(static_cast<size_t>(axis)));
+  } else {
+    view.length = shape[static_cast<size_t>(axis)];
+    view.inner = shape_numel(dims.subspan(static_cast<size_t>(axis) + 1));
+  }
+  return view;
+}
+
+}  // namespace
+
+Status infer_softmax(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs) {
+  const Tensor& x = *inputs[0];
+  if (!dtype_is_float(x.dtype())) {
+    return unsupported("Softmax needs a float input, got ", x.desc().to_string());
+  }
+  EF_RETURN_IF_ERROR(softmax_view(node, x.shape()).status());
+  outputs.assign(1, x.desc());
+  return Status::ok();
+}
+
+// Subtracts each group's max before exp, so exp never overflows; sums in double. A group whose
+// max is +inf or that is all -inf gives NaN, as the formula does.
+Status reference_softmax(const KernelArgs& args) {
+  const Tensor& x = *args.inputs[0];
+  Tensor& y = *args.outputs[0];
+  EF_ASSIGN_OR_RETURN(SoftmaxView view, softmax_view(args.node, x.shape()));
+  return visit_dtype(x.dtype(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (kIsFloatLike<T>) {
+      const T* in = x.data<T>();
+      T* out = y.data<T>();
+      std::vector<double> exps(static_cast<size_t>(view.length));
+      for (int64_t o = 0; o < view.outer; ++o) {
+        for (int64_t i = 0; i < view.inner; ++i) {
+          const int64_t base = o * view.length * view.inner + i;
+          const auto at = [&](int64_t k) { return base + k * view.inner; };
+          double max_value = -INFINITY;
+          for (int64_t k = 0; k < view.length; ++k) max_value = std::max(max_value, as_double(in[at(k)]));
+          double sum = 0;
+          for (int64_t k = 0; k < view.length; ++k) {
+            exps[static_cast<size_t>(k)] = std::exp(as_double(in[at(k)]) - max_value);
+            sum += exps[static_cast<size_t>(k)];
+          }
+          for (int64_t k = 0; k < view.length; ++k) out[at(k)] = from_double<T>(exps[static_cast<size_t>(k)] / sum);
+        }
+      }
+      return Status::ok();
+    } else {
+      return unsupported("Softmax needs a float input, got ", x.desc().to_string());
+    }
+  });
+}
 
 }  // namespace edgefuse

@@ -1,0 +1,304 @@
+// Latency of edgefuse against OpenCV DNN on the real detector models, same random input, same
+// thread count. Runs of the two engines alternate (and swap order each round) so that a noisy,
+// shared machine slows both alike. Prints a Markdown table; see bench/RESULTS.md.
+//
+//   bench_models [--assets DIR] [--runs N] [--warmup N] [--threads 1,2]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <opencv2/core.hpp>
+#include <opencv2/core/utility.hpp>
+#include <opencv2/dnn.hpp>
+
+#include "models/onnx/onnx_importer.h"
+#include "pipeline/cli/args.h"
+#include "pipeline/cli/bench_support.h"
+#include "runtime/executor.h"
+#include "runtime/thread_pool.h"
+
+namespace edgefuse::bench {
+namespace {
+
+using cli::LatencyStats;
+
+struct BenchModel {
+  const char* label;
+  const char* relative_path;  // under the assets folder
+};
+
+constexpr BenchModel kModels[] = {
+    {"YOLOX-nano 416", "models/yolox_nano.onnx"},
+    {"BlazeFace front 128", "models/blazeface_front_128.onnx"},
+    {"BlazeFace back 256", "models/blazeface_back_256.onnx"},
+};
+
+const cli::CommandSpec& bench_spec() {
+  static const cli::CommandSpec spec{
+      .name = "bench_models",
+      .summary = "edgefuse vs OpenCV DNN latency on the detector models, as a Markdown table",
+      .usage = "[options]",
+      .options =
+          {
+              {.name = "assets",
+               .value_name = "DIR",
+               .description = "folder with models/; default: $EDGEFUSE_ASSETS_DIR, else the CMake cache entry"},
+              {.name = "runs",
+               .type = cli::OptionType::kInt,
+               .value_name = "N",
+               .default_value = "50",
+               .description = "timed runs per engine",
+               .min = 1,
+               .max = 100000},
+              {.name = "warmup",
+               .type = cli::OptionType::kInt,
+               .value_name = "N",
+               .default_value = "5",
+               .description = "untimed runs per engine first",
+               .min = 0,
+               .max = 100000},
+              {.name = "threads",
+               .value_name = "LIST",
+               .default_value = "1,2",
+               .description = "comma-separated thread counts to measure"},
+          },
+  };
+  return spec;
+}
+
+// Why an engine could not run, kept to one Markdown-safe line.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r' || c == '|') c = ' ';
+  }
+  constexpr size_t kMaxLength = 160;
+  if (text.size() > kMaxLength) text = text.substr(0, kMaxLength) + "...";
+  return text;
+}
+
+// An engine under test: configured once per thread count, then run repeatedly on fixed inputs.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::string prepare(int threads) = 0;  // "" when ready, else why not
+  virtual std::string run() = 0;                 // "" on success, else why not
+};
+
+class EdgefuseEngine final : public Engine {
+ public:
+  EdgefuseEngine(std::shared_ptr<const Graph> graph, std::vector<Tensor> inputs)
+      : graph_(std::move(graph)), inputs_(std::move(inputs)) {}
+
+  std::string prepare(int threads) override {
+    executor_.reset();
+    ExecutorOptions options;
+    options.threads = threads;
+    Result<Executor> executor = Executor::create(graph_, options);
+    if (!executor.is_ok()) return executor.status().message();
+    executor_.emplace(std::move(executor).value());
+    return "";
+  }
+
+  std::string run() override {
+    Result<std::vector<Tensor>> outputs = executor_->run(inputs_);
+    return outputs.is_ok() ? "" : outputs.status().message();
+  }
+
+ private:
+  std::shared_ptr<const Graph> graph_;
+  std::vector<Tensor> inputs_;
+  std::optional<Executor> executor_;
+};
+
+class OpenCvEngine final : public Engine {
+ public:
+  // `inputs` (the same tensors edgefuse runs on) must outlive the engine: the blobs view them.
+  OpenCvEngine(const std::string& model_path, const Graph& graph, const std::vector<Tensor>& inputs) {
+    try {
+      net_ = cv::dnn::readNetFromONNX(model_path);
+      net_.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
+      net_.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        std::vector<int> dims(inputs[i].shape().begin(), inputs[i].shape().end());
+        if (inputs[i].dtype() != DType::kF32) throw std::runtime_error("non-f32 inputs are not benchmarked");
+        cv::Mat blob(static_cast<int>(dims.size()), dims.data(), CV_32F, const_cast<void*>(inputs[i].raw_data()));
+        // One input: OpenCV's default slot, which avoids depending on how it renames inputs.
+        net_.setInput(blob, inputs.size() == 1 ? "" : graph.value(graph.inputs()[i]).name);
+      }
+      output_names_ = net_.getUnconnectedOutLayersNames();
+    } catch (const cv::Exception& error) {
+      load_error_ = "load failed: " + one_line(error.err);
+    } catch (const std::exception& error) {
+      load_error_ = error.what();
+    }
+  }
+
+  std::string prepare(int threads) override {
+    cv::setNumThreads(threads);
+    return load_error_;
+  }
+
+  std::string run() override {
+    try {
+      std::vector<cv::Mat> outputs;
+      net_.forward(outputs, output_names_);
+      return "";
+    } catch (const cv::Exception& error) {
+      return "forward failed: " + one_line(error.err);
+    }
+  }
+
+ private:
+  cv::dnn::Net net_;
+  std::vector<std::string> output_names_;
+  std::string load_error_;
+};
+
+// One engine's outcome for one model and thread count.
+struct Measurement {
+  std::string failure;  // empty when samples are valid
+  std::vector<double> samples_ms;
+};
+
+double time_run_ms(Engine& engine, Measurement& measurement) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string failure = engine.run();
+  const auto stop = std::chrono::steady_clock::now();
+  if (!failure.empty()) measurement.failure = one_line(failure);
+  return std::chrono::duration<double, std::milli>(stop - start).count();
+}
+
+// Warm-up, then `runs` rounds in which each working engine runs once; the order alternates.
+std::vector<Measurement> measure(std::span<Engine* const> engines, int threads, int64_t warmup, int64_t runs) {
+  std::vector<Measurement> results(engines.size());
+  for (size_t e = 0; e < engines.size(); ++e) {
+    results[e].failure = one_line(engines[e]->prepare(threads));
+    for (int64_t i = 0; i < warmup && results[e].failure.empty(); ++i) time_run_ms(*engines[e], results[e]);
+  }
+  for (int64_t round = 0; round < runs; ++round) {
+    for (size_t k = 0; k < engines.size(); ++k) {
+      const size_t e = round % 2 == 0 ? k : engines.size() - 1 - k;
+      if (!results[e].failure.empty()) continue;
+      const double ms = time_run_ms(*engines[e], results[e]);
+      if (results[e].failure.empty()) results[e].samples_ms.push_back(ms);
+    }
+  }
+  return results;
+}
+
+std::string cell(const Measurement& measurement) {
+  if (!measurement.failure.empty()) return "n/a (" + measurement.failure + ")";
+  const LatencyStats stats = cli::summarize_latencies(measurement.samples_ms);
+  char text[96];
+  std::snprintf(text, sizeof(text), "%.2f [%.2f-%.2f]", stats.median_ms, stats.min_ms, stats.max_ms);
+  return text;
+}
+
+std::string ratio_cell(const Measurement& edgefuse, const Measurement& opencv) {
+  if (!edgefuse.failure.empty() || !opencv.failure.empty()) return "n/a";
+  char text[32];
+  std::snprintf(
+      text, sizeof(text), "%.2f",
+      cli::summarize_latencies(edgefuse.samples_ms).median_ms / cli::summarize_latencies(opencv.samples_ms).median_ms);
+  return text;
+}
+
+Result<std::vector<int>> parse_thread_list(const std::string& text) {
+  std::vector<int> threads;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const long value = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value < 1 || value > 1024) {
+      return invalid_argument("--threads: '", item, "' is not a thread count in 1..1024");
+    }
+    threads.push_back(static_cast<int>(value));
+  }
+  if (threads.empty()) return invalid_argument("--threads: empty list");
+  return threads;
+}
+
+void print_row(const std::string& model, int threads, const std::string& edgefuse, const std::string& opencv,
+               const std::string& ratio) {
+  std::printf("| %s | %d | %s | %s | %s |\n", model.c_str(), threads, edgefuse.c_str(), opencv.c_str(), ratio.c_str());
+}
+
+void bench_model(const BenchModel& model, const std::filesystem::path& assets, const std::vector<int>& thread_counts,
+                 int64_t warmup, int64_t runs) {
+  const std::string path = (assets / model.relative_path).string();
+  auto all_rows = [&](const std::string& reason) {
+    for (int threads : thread_counts) print_row(model.label, threads, "n/a (" + reason + ")", "n/a", "n/a");
+  };
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return all_rows("model file " + path + " not found");
+  Result<std::shared_ptr<Graph>> graph = import_onnx_file(path);
+  if (!graph.is_ok()) return all_rows(one_line(graph.status().message()));
+  Result<std::vector<Tensor>> inputs = cli::random_inputs(**graph);
+  if (!inputs.is_ok()) return all_rows(one_line(inputs.status().message()));
+
+  EdgefuseEngine edgefuse(*graph, *inputs);
+  OpenCvEngine opencv(path, **graph, *inputs);
+  Engine* const engines[] = {&edgefuse, &opencv};
+  for (int threads : thread_counts) {
+    const std::vector<Measurement> results = measure(engines, threads, warmup, runs);
+    print_row(model.label, threads, cell(results[0]), cell(results[1]), ratio_cell(results[0], results[1]));
+    std::fflush(stdout);
+  }
+}
+
+#ifdef __clang__
+constexpr const char* kCompiler = "clang " __clang_version__;
+#else
+constexpr const char* kCompiler = "g++ " __VERSION__;
+#endif
+
+std::filesystem::path default_assets_dir() {
+  if (const char* env = std::getenv("EDGEFUSE_ASSETS_DIR"); env != nullptr && *env != '\0') return env;
+  return EDGEFUSE_DEFAULT_ASSETS_DIR;
+}
+
+int run(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  Result<cli::ParsedArgs> parsed = cli::parse_args(bench_spec(), args);
+  if (!parsed.is_ok()) {
+    std::fprintf(stderr, "bench_models: error: %s\n", parsed.status().message().c_str());
+    return 1;
+  }
+  if (parsed->help_requested()) {
+    std::printf("%s", cli::help_text(bench_spec(), "bench_models").c_str());
+    return 0;
+  }
+  Result<std::vector<int>> thread_counts = parse_thread_list(parsed->get("threads"));
+  if (!thread_counts.is_ok()) {
+    std::fprintf(stderr, "bench_models: error: %s\n", thread_counts.status().message().c_str());
+    return 1;
+  }
+  const std::filesystem::path assets =
+      parsed->has("assets") ? std::filesystem::path(parsed->get("assets")) : default_assets_dir();
+  const int64_t runs = parsed->get_int("runs");
+  const int64_t warmup = parsed->get_int("warmup");
+
+  std::printf("edgefuse vs OpenCV DNN %s (DNN_BACKEND_OPENCV, DNN_TARGET_CPU); %s build, %s; %d hardware threads\n",
+              CV_VERSION, EDGEFUSE_BUILD_TYPE, kCompiler, ThreadPool::hardware_threads());
+  std::printf("latency in ms: median [min-max] of %lld interleaved runs after %lld warm-up runs; assets %s\n\n",
+              static_cast<long long>(runs), static_cast<long long>(warmup), assets.string().c_str());
+  std::printf("| model | threads | edgefuse ms | OpenCV DNN ms | edgefuse / OpenCV |\n");
+  std::printf("| --- | --- | --- | --- | --- |\n");
+  for (const BenchModel& model : kModels) bench_model(model, assets, *thread_counts, warmup, runs);
+  return 0;
+}
+
+}  // namespace
+}  // namespace edgefuse::bench
+
+int main(int argc, char** argv) {
+  return edgefuse::bench::run(argc, argv);
+}

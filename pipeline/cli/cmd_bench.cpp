@@ -1,0 +1,88 @@
+// edgefuse bench: times a model on random inputs (warm-up runs, then timed runs) and prints the
+// median, min and max latency.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "pipeline/cli/bench_support.h"
+#include "pipeline/cli/commands.h"
+#include "pipeline/cli/common.h"
+#include "pipeline/cli/json_writer.h"
+
+namespace edgefuse::cli {
+
+const CommandSpec& bench_spec() {
+  static const CommandSpec spec{
+      .name = "bench",
+      .summary = "time a model on random inputs and print its median, min and max latency",
+      .usage = "--model FILE [options]",
+      .options =
+          {
+              model_option(),
+              threads_option(),
+              {.name = "runs",
+               .type = OptionType::kInt,
+               .value_name = "N",
+               .default_value = "50",
+               .description = "timed runs",
+               .min = 1,
+               .max = 1000000},
+              {.name = "warmup",
+               .type = OptionType::kInt,
+               .value_name = "N",
+               .default_value = "5",
+               .description = "untimed runs first",
+               .min = 0,
+               .max = 1000000},
+              reference_option(),
+              {.name = "json", .type = OptionType::kFlag, .description = "print one JSON object instead of text"},
+          },
+      .notes = "The model needs fixed input shapes. Each timed run covers Executor::run alone (inputs are made once).",
+  };
+  return spec;
+}
+
+Status run_bench(const ParsedArgs& args) {
+  const std::string& model = args.get("model");
+  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> graph, load_model(model));
+  EF_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, random_inputs(*graph));
+  EF_ASSIGN_OR_RETURN(Executor executor, Executor::create(graph, executor_options(args, true)));
+
+  for (int64_t i = 0; i < args.get_int("warmup"); ++i) {
+    Result<std::vector<Tensor>> outputs = executor.run(inputs);
+    if (!outputs.is_ok()) return outputs.status();
+  }
+  const int64_t runs = args.get_int("runs");
+  std::vector<double> samples_ms;
+  samples_ms.reserve(static_cast<size_t>(runs));
+  for (int64_t i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    Result<std::vector<Tensor>> outputs = executor.run(inputs);
+    const auto stop = std::chrono::steady_clock::now();
+    if (!outputs.is_ok()) return outputs.status();
+    samples_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  const LatencyStats stats = summarize_latencies(std::move(samples_ms));
+
+  if (args.flag("json")) {
+    JsonWriter json;
+    json.begin_object();
+    json.key("model").value(model);
+    json.key("median_ms").value(stats.median_ms, 3);
+    json.key("min_ms").value(stats.min_ms, 3);
+    json.key("max_ms").value(stats.max_ms, 3);
+    json.key("runs").value(runs);
+    json.key("threads").value(executor.threads());
+    json.key("reference").value(args.flag("reference"));
+    json.end_object();
+    std::cout << json.str() << "\n";
+  } else {
+    std::printf("%s: median %.3f ms, min %.3f ms, max %.3f ms (%lld runs after %lld warm-up, %d threads%s)\n",
+                model.c_str(), stats.median_ms, stats.min_ms, stats.max_ms, static_cast<long long>(runs),
+                static_cast<long long>(args.get_int("warmup")), executor.threads(),
+                args.flag("reference") ? ", reference kernels" : "");
+  }
+  return Status::ok();
+}
+
+}  // namespace edgefuse::cli

@@ -1,0 +1,24 @@
+// Pieces every command shares: the options they all declare (model, threads, reference kernels),
+// model loading with errors that name the file, and the executor options those flags select.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "pipeline/cli/args.h"
+#include "runtime/executor.h"
+#include "runtime/graph.h"
+
+namespace edgefuse::cli {
+
+OptionSpec model_option();      // --model FILE, required
+OptionSpec threads_option();    // --threads N, 0 = one per core
+OptionSpec reference_option();  // --reference: naive reference kernels
+
+// Reads and imports an ONNX model; errors name the file.
+Result<std::shared_ptr<Graph>> load_model(const std::string& path);
+
+// The executor options selected by --threads and (when the command declares it) --reference.
+ExecutorOptions executor_options(const ParsedArgs& args, bool has_reference_option);
+
+}  // namespace edgefuse::cli

@@ -1,0 +1,28 @@
+// The validated sizes of one Conv node, shared by its shape rule and kernels.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "runtime/graph.h"
+#include "runtime/ops/window_geometry.h"
+#include "runtime/tensor.h"
+
+namespace edgefuse {
+
+// Conv: X [N, C, spatial...], W [M, C / group, kernel...], optional B [M] -> Y [N, M, output...].
+struct ConvProblem {
+  int64_t batch = 0;
+  int64_t in_channels = 0;   // C
+  int64_t out_channels = 0;  // M
+  int64_t group = 1;
+  WindowGeometry geometry;
+
+  int64_t in_channels_per_group() const { return in_channels / group; }
+  int64_t out_channels_per_group() const { return out_channels / group; }
+};
+
+// Checks ranks, dtypes, channel counts, group, kernel_shape and bias against each other.
+Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const> inputs);
+
+}  // namespace edgefuse

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# edgefuse bench on a tiny ONNX node-test model: text and JSON reports. Expects EDGEFUSE, ONNX_NODE_TESTS.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+relu="$ONNX_NODE_TESTS/test_relu/model.onnx"
+require_file "$relu"
+
+run_ok "$EDGEFUSE" bench --model "$relu" --runs 3 --warmup 1 --threads 1
+expect_output "median"
+expect_output "(3 runs after 1 warm-up, 1 threads)"
+
+run_ok "$EDGEFUSE" bench --model "$relu" --runs 4 --warmup 0 --threads 2 --json
+for key in '"model":' '"median_ms":' '"min_ms":' '"max_ms":' '"runs":4' '"threads":2'; do expect_output "$key"; done
+# min <= median <= max
+awk -F'[:,}]' '{ for (i = 1; i < NF; ++i) v[$i] = $(i + 1) }
+  END { exit !(v["\"min_ms\""] + 0 <= v["\"median_ms\""] + 0 && v["\"median_ms\""] + 0 <= v["\"max_ms\""] + 0) }' \
+  "$WORK_DIR/out" || fail "latencies out of order: $(cat "$WORK_DIR/out")"
+
+echo "cli_bench: ok"

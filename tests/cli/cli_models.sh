@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# edgefuse detect, infer and bench on the real models in the assets folder (skips when absent).
+# Expects EDGEFUSE, MAKE_NPY, and EDGEFUSE_ASSETS_DIR or EDGEFUSE_DEFAULT_ASSETS_DIR (the CMake cache entry).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+assets="${EDGEFUSE_ASSETS_DIR:-$EDGEFUSE_DEFAULT_ASSETS_DIR}"
+
+yolox="$assets/models/yolox_nano.onnx"
+blazeface="$assets/models/blazeface_front_128.onnx"
+dog="$assets/data/images/dog.jpg"
+person="$assets/data/images/person.jpg"
+for asset in "$yolox" "$blazeface" "$dog" "$person"; do require_file "$asset"; done
+
+# The reference run in models/README.md finds a dog, a bicycle and a car in dog.jpg.
+run_ok "$EDGEFUSE" detect --model "$yolox" --image "$dog" --json
+for text in '"family":"yolox"' '"label":"dog"' '"label":"bicycle"' '"width":' '"box":[' '"inference_ms":'; do
+  expect_output "$text"
+done
+[[ "$(wc -l <"$WORK_DIR/out")" -eq 1 ]] || fail "JSON output is not one line"
+
+run_ok "$EDGEFUSE" detect --model "$yolox" --image "$dog" --threads 2
+grep -qE '^dog 0\.[0-9]{3} [0-9]+\.[0-9] [0-9]+\.[0-9] [0-9]+\.[0-9] [0-9]+\.[0-9]$' "$WORK_DIR/out" ||
+  fail "no 'dog SCORE X1 Y1 X2 Y2' line: $(cat "$WORK_DIR/out")"
+# best first
+awk '{ print $(NF - 4) }' "$WORK_DIR/out" | sort -r -n -c || fail "detections not sorted by score"
+
+run_fails "cannot read labels file" "$EDGEFUSE" detect --model "$yolox" --image "$dog" --labels "$WORK_DIR/none.txt"
+run_fails "image file '$WORK_DIR/none.jpg' not found" "$EDGEFUSE" detect --model "$yolox" --image "$WORK_DIR/none.jpg"
+echo "not an image" >"$WORK_DIR/text.jpg"
+run_fails "cannot read image '$WORK_DIR/text.jpg'" "$EDGEFUSE" detect --model "$yolox" --image "$WORK_DIR/text.jpg"
+run_fails "BlazeFace input 'images'" "$EDGEFUSE" detect --model "$yolox" --image "$dog" --family blazeface
+run_fails "unknown detector family 'ssd'" "$EDGEFUSE" detect --model "$yolox" --image "$dog" --family ssd
+
+run_ok "$EDGEFUSE" detect --model "$blazeface" --image "$person" --json --score 0.5
+expect_output '"family":"blazeface"'
+
+# TensorFlow-style output names ("Identity:0") become file names with '_'.
+"$MAKE_NPY" fill "$WORK_DIR/face.npy" f32 1,128,128,3 0
+run_ok "$EDGEFUSE" infer --model "$blazeface" --input "$WORK_DIR/face.npy" --output-dir "$WORK_DIR/face"
+for name in Identity_0 Identity_1_0 Identity_2_0 Identity_3_0; do
+  [[ -f "$WORK_DIR/face/$name.npy" ]] || fail "infer did not write $name.npy: $(ls "$WORK_DIR/face")"
+done
+
+run_ok "$EDGEFUSE" bench --model "$blazeface" --runs 2 --warmup 1 --json
+expect_output '"median_ms":'
+
+echo "cli_models: ok"
