@@ -184,7 +184,7 @@ Status import_max_pool(NodeImportContext& ctx) {
   EF_ASSIGN_OR_RETURN(bool ceil_mode, ctx.attrs().get_flag("ceil_mode", false));
   if (ctx.attrs().has("ceil_mode")) ctx.node().attrs.set("ceil_mode", int64_t{ceil_mode});
   EF_ASSIGN_OR_RETURN(bool column_major, ctx.attrs().get_flag("storage_order", false));
-  if (column_major && ctx.output_count() > 1) return ctx.not_supported("storage_order=1 is not supported");
+  if (column_major) ctx.node().attrs.set("storage_order", int64_t{1});  // only affects the Indices output
   return Status::ok();
 }
 

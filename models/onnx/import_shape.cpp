@@ -232,12 +232,11 @@ Status import_pad(NodeImportContext& ctx) {
 }
 
 Status import_shape(NodeImportContext& ctx) {
-  EF_ASSIGN_OR_RETURN(int64_t start, ctx.attrs().get_int("start", 0));
+  // Opset 15: output dims[start:end], negative values counting from the end, clamped to the rank.
+  EF_ASSIGN_OR_RETURN(std::optional<int64_t> start, ctx.attrs().find_int("start"));
   EF_ASSIGN_OR_RETURN(std::optional<int64_t> end, ctx.attrs().find_int("end"));
-  const int rank = ctx.input_rank(0);
-  const bool whole_end = !end || (rank >= 0 && *end >= rank);
-  if (start != 0 || !whole_end)
-    return ctx.not_supported("attributes 'start'/'end' (a slice of the shape) are not supported");
+  if (start) ctx.node().attrs.set("start", *start);
+  if (end) ctx.node().attrs.set("end", *end);
   return Status::ok();
 }
 

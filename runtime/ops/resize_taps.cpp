@@ -57,7 +57,7 @@ Result<ResizeAttributes> read_resize_attributes(const Node& node) {
                                              {"asymmetric", CoordinateTransform::kAsymmetric},
                                              {"align_corners", CoordinateTransform::kAlignCorners},
                                              {"pytorch_half_pixel", CoordinateTransform::kPytorchHalfPixel},
-                                             {"tf_half_pixel_for_nearest", CoordinateTransform::kTfHalfPixelForNearest},
+                                             {"tf_half_pixel_for_nn", CoordinateTransform::kTfHalfPixelForNearest},
                                              {"tf_crop_and_resize", CoordinateTransform::kTfCropAndResize}}})));
   EF_ASSIGN_OR_RETURN(attrs.rounding,
                       (parse_choice<NearestRounding, 4>(node, "nearest_mode", "round_prefer_floor",

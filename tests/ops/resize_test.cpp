@@ -69,7 +69,7 @@ double source_coordinate(const ResizeCase& c, int64_t o, double scale, int64_t i
   if (t == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (t == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
   if (t == "asymmetric") return x / scale;
-  if (t == "tf_half_pixel_for_nearest") return (x + 0.5) / scale;
+  if (t == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
   if (t == "align_corners") return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / (out - 1);
   REQUIRE(t == "tf_crop_and_resize");
   const double start = c.roi[axis];
@@ -171,7 +171,7 @@ void check_against_oracle(const Tensor& x, const ResizeCase& c, double tolerance
 }
 
 const char* const kTransforms[] = {
-    "half_pixel",        "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nearest",
+    "half_pixel",        "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn",
     "tf_crop_and_resize"};
 const char* const kNearestModes[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
