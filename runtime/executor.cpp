@@ -1,5 +1,7 @@
 #include "runtime/executor.h"
 
+#include <chrono>
+
 #include "runtime/op_table.h"
 
 namespace edgefuse {
@@ -12,6 +14,7 @@ Result<Executor> Executor::create(std::shared_ptr<const Graph> graph, ExecutorOp
   executor.options_ = options;
   const int threads = options.threads <= 0 ? ThreadPool::hardware_threads() : options.threads;
   if (threads > 1) executor.pool_ = std::make_unique<ThreadPool>(threads);
+  executor.buffers_ = std::make_unique<BufferPool>();
   executor.use_counts_.assign(executor.graph_->values().size(), 0);
   for (const Node& node : executor.graph_->nodes()) {
     for (ValueId input : node.inputs) {
@@ -59,7 +62,9 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs) {
   std::vector<const Tensor*> node_inputs;
   std::vector<Tensor*> node_outputs;
   std::vector<TensorDesc> output_descs;
+  if (options_.profile) profile_ms_.assign(graph.nodes().size(), 0.0);
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const auto node_start = std::chrono::steady_clock::now();
     const Node& node = graph.nodes()[n];
     const auto node_id = static_cast<NodeId>(n);
     node_inputs.clear();
@@ -76,19 +81,24 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs) {
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       Status valid = validate_shape(output_descs[o].shape, dtype_size(output_descs[o].dtype));
       if (!valid.is_ok()) {
-        return valid.with_context(make_message(graph.describe_node(node_id), " output '",
-                                               graph.value(node.outputs[o]).name, "'"));
+        return valid.with_context(
+            make_message(graph.describe_node(node_id), " output '", graph.value(node.outputs[o]).name, "'"));
       }
       Tensor& out = values[static_cast<size_t>(node.outputs[o])];
-      out = Tensor::empty(output_descs[o].dtype, output_descs[o].shape);
+      out = buffers_->take(output_descs[o].dtype, output_descs[o].shape);
       node_outputs.push_back(&out);
     }
     const OpDef& def = op_def(node.op);
     KernelFn kernel = (options_.reference_kernels || def.cpu == nullptr) ? def.reference : def.cpu;
     Status ran = kernel(KernelArgs{node, node_inputs, node_outputs, pool_.get()});
     if (!ran.is_ok()) return ran.with_context(graph.describe_node(node_id));
+    if (options_.profile) {
+      profile_ms_[n] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_start).count();
+    }
     for (ValueId input : node.inputs) {
-      if (input != kNoValue && --remaining_uses[static_cast<size_t>(input)] == 0) values[static_cast<size_t>(input)] = Tensor();
+      if (input != kNoValue && --remaining_uses[static_cast<size_t>(input)] == 0) {
+        buffers_->give_back(values[static_cast<size_t>(input)]);
+      }
     }
   }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/buffer_pool.h"
 #include "runtime/graph.h"
 #include "runtime/status.h"
 #include "runtime/thread_pool.h"
@@ -16,6 +17,7 @@ namespace edgefuse {
 struct ExecutorOptions {
   int threads = 0;                 // worker threads including the caller; <= 0: one per core
   bool reference_kernels = false;  // run the naive reference kernels (the test oracle) instead of optimised ones
+  bool profile = false;            // time every node (shape rule, allocation and kernel) of each run
 };
 
 class Executor {
@@ -26,6 +28,9 @@ class Executor {
   // Runs with one tensor per graph input, in graph input order; returns the graph outputs in
   // order. Inputs are checked against the graph's declared dtypes and known dims.
   Result<std::vector<Tensor>> run(std::span<const Tensor> inputs);
+
+  // Per node, in graph order: milliseconds spent in the last run (empty unless options.profile).
+  const std::vector<double>& last_profile_ms() const { return profile_ms_; }
 
   const Graph& graph() const { return *graph_; }
   int threads() const { return pool_ ? pool_->size() : 1; }
@@ -38,6 +43,8 @@ class Executor {
   ExecutorOptions options_;
   std::unique_ptr<ThreadPool> pool_;
   std::vector<int> use_counts_;  // per value: consumer nodes, plus one when it is a graph output
+  std::vector<double> profile_ms_;
+  std::unique_ptr<BufferPool> buffers_;  // storage of released intermediate values, reused next run
 };
 
 }  // namespace edgefuse

@@ -24,7 +24,8 @@ ValueId Graph::add_initializer(std::string name, Tensor data) {
 NodeId Graph::add_node(Node node) {
   const auto id = static_cast<NodeId>(nodes_.size());
   for (ValueId output : node.outputs) {
-    if (output >= 0 && output < static_cast<ValueId>(values_.size())) values_[static_cast<size_t>(output)].producer = id;
+    if (output >= 0 && output < static_cast<ValueId>(values_.size()))
+      values_[static_cast<size_t>(output)].producer = id;
   }
   nodes_.push_back(std::move(node));
   return id;
@@ -68,7 +69,8 @@ Status Graph::verify() const {
     }
     for (ValueId input : node.inputs) {
       if (input == kNoValue) continue;
-      if (input < 0 || input >= value_count) return invalid_model(describe_node(id), ": input id ", input, " out of range");
+      if (input < 0 || input >= value_count)
+        return invalid_model(describe_node(id), ": input id ", input, " out of range");
       if (!available[static_cast<size_t>(input)]) {
         return invalid_model(describe_node(id), ": input '", values_[static_cast<size_t>(input)].name,
                              "' is not produced before it is used (graph not in topological order, or a missing "
@@ -76,7 +78,8 @@ Status Graph::verify() const {
       }
     }
     for (ValueId output : node.outputs) {
-      if (output < 0 || output >= value_count) return invalid_model(describe_node(id), ": output id ", output, " out of range");
+      if (output < 0 || output >= value_count)
+        return invalid_model(describe_node(id), ": output id ", output, " out of range");
       if (available[static_cast<size_t>(output)]) {
         return invalid_model(describe_node(id), ": output '", values_[static_cast<size_t>(output)].name,
                              "' is already defined");

@@ -26,14 +26,14 @@ struct Value {
   // Known description. Dims may be -1 where unknown before the input shape is fixed; the
   // executor infers concrete shapes when it runs.
   TensorDesc desc;
-  NodeId producer = -1;                  // -1 for graph inputs and initializers
-  std::optional<Tensor> initializer;     // constant data, when this value is an initializer
+  NodeId producer = -1;               // -1 for graph inputs and initializers
+  std::optional<Tensor> initializer;  // constant data, when this value is an initializer
 };
 
 struct Node {
   OpKind op = OpKind::kIdentity;
   std::string name;
-  std::vector<ValueId> inputs;   // kNoValue for an omitted optional input
+  std::vector<ValueId> inputs;  // kNoValue for an omitted optional input
   std::vector<ValueId> outputs;
   Attributes attrs;
 

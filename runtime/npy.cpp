@@ -12,14 +12,22 @@ constexpr char kMagic[] = "\x93NUMPY";
 
 const char* npy_descr(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "<f4";
-    case DType::kF16: return "<f2";
-    case DType::kF64: return "<f8";
-    case DType::kI8: return "|i1";
-    case DType::kU8: return "|u1";
-    case DType::kI32: return "<i4";
-    case DType::kI64: return "<i8";
-    case DType::kBool: return "|b1";
+    case DType::kF32:
+      return "<f4";
+    case DType::kF16:
+      return "<f2";
+    case DType::kF64:
+      return "<f8";
+    case DType::kI8:
+      return "|i1";
+    case DType::kU8:
+      return "|u1";
+    case DType::kI32:
+      return "<i4";
+    case DType::kI64:
+      return "<i8";
+    case DType::kBool:
+      return "|b1";
   }
   return "?";
 }
@@ -52,7 +60,8 @@ Result<Tensor> read_npy(const std::string& path) {
   if (!in) return io_error("cannot open '", path, "'");
   char magic[6];
   uint8_t version[2];
-  if (!in.read(magic, 6) || std::memcmp(magic, kMagic, 6) != 0) return invalid_argument("'", path, "' is not a .npy file");
+  if (!in.read(magic, 6) || std::memcmp(magic, kMagic, 6) != 0)
+    return invalid_argument("'", path, "' is not a .npy file");
   if (!in.read(reinterpret_cast<char*>(version), 2) || version[0] < 1 || version[0] > 3) {
     return invalid_argument("'", path, "': unsupported npy version");
   }
@@ -83,7 +92,8 @@ Result<Tensor> read_npy(const std::string& path) {
   auto shape_field = header_field(header, "shape");
   if (!shape_field) return context(shape_field.status());
   const std::string& s = *shape_field;
-  if (s.empty() || s[0] != '(' || s.find(')') == std::string::npos) return context(invalid_argument("bad shape in npy header"));
+  if (s.empty() || s[0] != '(' || s.find(')') == std::string::npos)
+    return context(invalid_argument("bad shape in npy header"));
   Shape shape;
   std::stringstream dims(s.substr(1, s.find(')') - 1));
   std::string item;
@@ -97,7 +107,8 @@ Result<Tensor> read_npy(const std::string& path) {
   }
   EF_RETURN_IF_ERROR(context(validate_shape(shape, dtype_size(*dtype))));
   Tensor tensor = Tensor::empty(*dtype, shape);
-  if (tensor.nbytes() > 0 && !in.read(static_cast<char*>(tensor.raw_data()), static_cast<std::streamsize>(tensor.nbytes()))) {
+  if (tensor.nbytes() > 0 &&
+      !in.read(static_cast<char*>(tensor.raw_data()), static_cast<std::streamsize>(tensor.nbytes()))) {
     return context(invalid_argument("npy data is shorter than its shape ", shape_to_string(shape), " needs"));
   }
   return tensor;

@@ -76,9 +76,13 @@ const OpDef& op_def(OpKind kind) {
   return kOpTable[static_cast<int>(kind)];
 }
 
-std::span<const OpDef> op_table() { return kOpTable; }
+std::span<const OpDef> op_table() {
+  return kOpTable;
+}
 
-std::string_view op_name(OpKind kind) { return op_def(kind).name; }
+std::string_view op_name(OpKind kind) {
+  return op_def(kind).name;
+}
 
 std::optional<OpKind> op_from_name(std::string_view name) {
   static const auto* const by_name = [] {

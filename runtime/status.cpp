@@ -4,13 +4,20 @@ namespace edgefuse {
 
 const char* status_code_name(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kInvalidModel: return "invalid model";
-    case StatusCode::kUnsupported: return "unsupported";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kIoError: return "i/o error";
-    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kInvalidModel:
+      return "invalid model";
+    case StatusCode::kUnsupported:
+      return "unsupported";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kIoError:
+      return "i/o error";
+    case StatusCode::kInternal:
+      return "internal error";
   }
   return "unknown";
 }
@@ -26,8 +33,8 @@ std::string Status::to_string() const {
 }
 
 void assertion_failed(const char* expr, const char* file, int line, const std::string& message) {
-  std::fprintf(stderr, "edgefuse: assertion failed at %s:%d: %s%s%s\n", file, line, expr,
-               message.empty() ? "" : ": ", message.c_str());
+  std::fprintf(stderr, "edgefuse: assertion failed at %s:%d: %s%s%s\n", file, line, expr, message.empty() ? "" : ": ",
+               message.c_str());
   std::abort();
 }
 

@@ -64,7 +64,7 @@ Status io_error(const Parts&... parts) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : state_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool is_ok() const { return std::holds_alternative<T>(state_); }
@@ -89,24 +89,24 @@ class [[nodiscard]] Result {
 
 }  // namespace edgefuse
 
-#define EF_RETURN_IF_ERROR(expr)                 \
-  do {                                           \
-    ::edgefuse::Status ef_status_ = (expr);      \
-    if (!ef_status_.is_ok()) return ef_status_;  \
+#define EF_RETURN_IF_ERROR(expr)                \
+  do {                                          \
+    ::edgefuse::Status ef_status_ = (expr);     \
+    if (!ef_status_.is_ok()) return ef_status_; \
   } while (0)
 
 #define EF_CONCAT_INNER(a, b) a##b
 #define EF_CONCAT(a, b) EF_CONCAT_INNER(a, b)
 // EF_ASSIGN_OR_RETURN(auto x, make_x()); returns the Status when make_x() failed.
-#define EF_ASSIGN_OR_RETURN(lhs, expr)                                  \
-  auto EF_CONCAT(ef_result_, __LINE__) = (expr);                        \
-  if (!EF_CONCAT(ef_result_, __LINE__).is_ok())                         \
-    return EF_CONCAT(ef_result_, __LINE__).status();                    \
+#define EF_ASSIGN_OR_RETURN(lhs, expr)                                                           \
+  auto EF_CONCAT(ef_result_, __LINE__) = (expr);                                                 \
+  if (!EF_CONCAT(ef_result_, __LINE__).is_ok()) return EF_CONCAT(ef_result_, __LINE__).status(); \
   lhs = std::move(EF_CONCAT(ef_result_, __LINE__)).value()
 
 // Programmer errors: always checked, report file and line, abort.
-#define EF_ASSERT(cond, ...)                                                                     \
-  do {                                                                                           \
-    if (!(cond))                                                                                 \
-      ::edgefuse::assertion_failed(#cond, __FILE__, __LINE__, ::edgefuse::make_message("" __VA_OPT__(, ) __VA_ARGS__)); \
+#define EF_ASSERT(cond, ...)                                                                 \
+  do {                                                                                       \
+    if (!(cond))                                                                             \
+      ::edgefuse::assertion_failed(#cond, __FILE__, __LINE__,                                \
+                                   ::edgefuse::make_message("" __VA_OPT__(, ) __VA_ARGS__)); \
   } while (0)

@@ -36,8 +36,7 @@ Status validate_shape(std::span<const int64_t> shape, size_t element_size) {
   if (empty) return Status::ok();
   for (int64_t d : shape) {
     if (static_cast<uint64_t>(d) > kMaxTensorBytes / bytes) {  // bytes * d would pass the limit (or overflow)
-      return invalid_argument("shape ", shape_to_string(shape), " is too large (over ", kMaxTensorBytes >> 30,
-                              " GiB)");
+      return invalid_argument("shape ", shape_to_string(shape), " is too large (over ", kMaxTensorBytes >> 30, " GiB)");
     }
     bytes *= static_cast<uint64_t>(d);
   }
@@ -73,6 +72,15 @@ Tensor Tensor::empty(DType dtype, Shape shape, Device device) {
   return t;
 }
 
+Tensor Tensor::with_storage(DType dtype, Shape shape, std::shared_ptr<void> storage) {
+  EF_ASSERT(storage != nullptr && reinterpret_cast<uintptr_t>(storage.get()) % kTensorAlignment == 0);
+  Tensor t;
+  t.desc_ = TensorDesc{dtype, std::move(shape)};
+  t.data_ = storage.get();
+  t.owner_ = std::move(storage);
+  return t;
+}
+
 Tensor Tensor::meta(DType dtype, Shape shape) {
   Tensor t;
   t.desc_ = TensorDesc{dtype, std::move(shape)};
@@ -104,12 +112,18 @@ Tensor Tensor::clone() const {
 int64_t Tensor::int_at(int64_t i) const {
   EF_ASSERT(has_data() && i >= 0 && i < numel(), "int_at(", i, ") on ", desc_.to_string());
   switch (desc_.dtype) {
-    case DType::kI64: return static_cast<const int64_t*>(data_)[i];
-    case DType::kI32: return static_cast<const int32_t*>(data_)[i];
-    case DType::kI8: return static_cast<const int8_t*>(data_)[i];
-    case DType::kU8: return static_cast<const uint8_t*>(data_)[i];
-    case DType::kBool: return static_cast<const bool*>(data_)[i] ? 1 : 0;
-    default: EF_ASSERT(false, "int_at on ", dtype_name(desc_.dtype), " tensor");
+    case DType::kI64:
+      return static_cast<const int64_t*>(data_)[i];
+    case DType::kI32:
+      return static_cast<const int32_t*>(data_)[i];
+    case DType::kI8:
+      return static_cast<const int8_t*>(data_)[i];
+    case DType::kU8:
+      return static_cast<const uint8_t*>(data_)[i];
+    case DType::kBool:
+      return static_cast<const bool*>(data_)[i] ? 1 : 0;
+    default:
+      EF_ASSERT(false, "int_at on ", dtype_name(desc_.dtype), " tensor");
   }
   return 0;
 }

@@ -53,6 +53,8 @@ class Tensor {
   static Tensor zeros(DType dtype, Shape shape) { return empty(dtype, std::move(shape)); }
   // A description without storage, for shape inference.
   static Tensor meta(DType dtype, Shape shape);
+  // Uses `storage` (at least desc.nbytes() bytes, kTensorAlignment-aligned) as is, without clearing it.
+  static Tensor with_storage(DType dtype, Shape shape, std::shared_ptr<void> storage);
   // Views `data`, which must outlive the tensor and every copy of it.
   static Tensor wrap(DType dtype, Shape shape, void* data, Device device = Device::kCpu);
 
@@ -80,6 +82,8 @@ class Tensor {
   Device device() const { return device_; }
   bool has_data() const { return data_ != nullptr || numel() == 0; }
 
+  // The owning handle of this tensor's storage; null for views and meta tensors.
+  const std::shared_ptr<void>& storage() const { return owner_; }
   void* raw_data() { return data_; }
   const void* raw_data() const { return data_; }
   template <typename T>

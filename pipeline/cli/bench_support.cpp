@@ -1,6 +1,7 @@
 #include "pipeline/cli/bench_support.h"
 
 #include <algorithm>
+#include <map>
 #include <random>
 
 namespace edgefuse::cli {
@@ -53,6 +54,23 @@ LatencyStats summarize_latencies(std::vector<double> samples_ms) {
   stats.min_ms = samples_ms.front();
   stats.max_ms = samples_ms.back();
   return stats;
+}
+
+std::vector<OpTime> time_per_op(const Graph& graph, const std::vector<std::vector<double>>& node_ms) {
+  std::map<std::string, OpTime> by_op;
+  for (size_t n = 0; n < node_ms.size() && n < graph.nodes().size(); ++n) {
+    if (node_ms[n].empty()) continue;
+    OpTime& entry = by_op[std::string(op_name(graph.nodes()[n].op))];
+    entry.nodes += 1;
+    entry.median_ms += summarize_latencies(node_ms[n]).median_ms;
+  }
+  std::vector<OpTime> ops;
+  for (auto& [name, entry] : by_op) {
+    entry.op = name;
+    ops.push_back(entry);
+  }
+  std::sort(ops.begin(), ops.end(), [](const OpTime& a, const OpTime& b) { return a.median_ms > b.median_ms; });
+  return ops;
 }
 
 }  // namespace edgefuse::cli

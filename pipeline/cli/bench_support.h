@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/graph.h"
@@ -23,5 +24,13 @@ struct LatencyStats {
 
 // `samples_ms` must not be empty.
 LatencyStats summarize_latencies(std::vector<double> samples_ms);
+
+struct OpTime {
+  std::string op;        // op type name
+  size_t nodes = 0;      // nodes of that type
+  double median_ms = 0;  // sum over those nodes of each node's median time
+};
+// Per op type, from per-node samples (node_ms[node][run]); sorted by time, largest first.
+std::vector<OpTime> time_per_op(const Graph& graph, const std::vector<std::vector<double>>& node_ms);
 
 }  // namespace edgefuse::cli

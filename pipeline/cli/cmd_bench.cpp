@@ -35,6 +35,9 @@ const CommandSpec& bench_spec() {
                .min = 0,
                .max = 1000000},
               reference_option(),
+              {.name = "profile",
+               .type = OptionType::kFlag,
+               .description = "also print time per op type (summed over the timed runs' nodes, median run)"},
               {.name = "json", .type = OptionType::kFlag, .description = "print one JSON object instead of text"},
           },
       .notes = "The model needs fixed input shapes. Each timed run covers Executor::run alone (inputs are made once).",
@@ -46,7 +49,9 @@ Status run_bench(const ParsedArgs& args) {
   const std::string& model = args.get("model");
   EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> graph, load_model(model));
   EF_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, random_inputs(*graph));
-  EF_ASSIGN_OR_RETURN(Executor executor, Executor::create(graph, executor_options(args, true)));
+  ExecutorOptions options = executor_options(args, true);
+  options.profile = args.flag("profile");
+  EF_ASSIGN_OR_RETURN(Executor executor, Executor::create(graph, options));
 
   for (int64_t i = 0; i < args.get_int("warmup"); ++i) {
     Result<std::vector<Tensor>> outputs = executor.run(inputs);
@@ -55,13 +60,16 @@ Status run_bench(const ParsedArgs& args) {
   const int64_t runs = args.get_int("runs");
   std::vector<double> samples_ms;
   samples_ms.reserve(static_cast<size_t>(runs));
+  std::vector<std::vector<double>> node_ms(graph->nodes().size());  // per node, one sample per run
   for (int64_t i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
     Result<std::vector<Tensor>> outputs = executor.run(inputs);
     const auto stop = std::chrono::steady_clock::now();
     if (!outputs.is_ok()) return outputs.status();
     samples_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    for (size_t n = 0; n < executor.last_profile_ms().size(); ++n) node_ms[n].push_back(executor.last_profile_ms()[n]);
   }
+  const std::vector<OpTime> op_times = options.profile ? time_per_op(*graph, node_ms) : std::vector<OpTime>{};
   const LatencyStats stats = summarize_latencies(std::move(samples_ms));
 
   if (args.flag("json")) {
@@ -74,6 +82,16 @@ Status run_bench(const ParsedArgs& args) {
     json.key("runs").value(runs);
     json.key("threads").value(executor.threads());
     json.key("reference").value(args.flag("reference"));
+    if (options.profile) {
+      json.key("ops").begin_object();
+      for (const OpTime& op : op_times) {
+        json.key(op.op).begin_object();
+        json.key("nodes").value(static_cast<int64_t>(op.nodes));
+        json.key("median_ms").value(op.median_ms, 3);
+        json.end_object();
+      }
+      json.end_object();
+    }
     json.end_object();
     std::cout << json.str() << "\n";
   } else {
@@ -81,6 +99,9 @@ Status run_bench(const ParsedArgs& args) {
                 model.c_str(), stats.median_ms, stats.min_ms, stats.max_ms, static_cast<long long>(runs),
                 static_cast<long long>(args.get_int("warmup")), executor.threads(),
                 args.flag("reference") ? ", reference kernels" : "");
+    for (const OpTime& op : op_times) {
+      std::printf("  %-20s %4zu nodes %9.3f ms\n", op.op.c_str(), op.nodes, op.median_ms);
+    }
   }
   return Status::ok();
 }
