@@ -1,9 +1,9 @@
+#include "runtime/op_table.h"
+
 #include <doctest/doctest.h>
 
 #include <set>
 #include <string>
-
-#include "runtime/op_table.h"
 
 using namespace edgefuse;
 
