@@ -170,9 +170,8 @@ void check_against_oracle(const Tensor& x, const ResizeCase& c, double tolerance
                 shape_to_string(x.shape()), " to ", shape_to_string(expected.shape()), ": ", error.to_string());
 }
 
-const char* const kTransforms[] = {
-    "half_pixel",        "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn",
-    "tf_crop_and_resize"};
+const char* const kTransforms[] = {"half_pixel",         "asymmetric",           "align_corners",
+                                   "pytorch_half_pixel", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
 const char* const kNearestModes[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
 }  // namespace
