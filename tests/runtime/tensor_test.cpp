@@ -1,3 +1,5 @@
+#include "runtime/tensor.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -5,7 +7,6 @@
 
 #include "runtime/dtype.h"
 #include "runtime/npy.h"
-#include "runtime/tensor.h"
 
 using namespace edgefuse;
 
@@ -21,8 +22,8 @@ TEST_CASE("half conversion round-trips every finite half and rounds floats to ne
     REQUIRE(float_to_half(f).bits == h.bits);
     ++checked;
   }
-  CHECK(checked == 0x10000 - 2 * 1023);  // all but the NaN payloads
-  CHECK(half_to_float(float_to_half(1.0f + 1.0f / 2048)) == 1.0f);      // tie rounds to even (down)
+  CHECK(checked == 0x10000 - 2 * 1023);                                          // all but the NaN payloads
+  CHECK(half_to_float(float_to_half(1.0f + 1.0f / 2048)) == 1.0f);               // tie rounds to even (down)
   CHECK(half_to_float(float_to_half(1.0f + 3.0f / 2048)) == 1.0f + 1.0f / 512);  // tie rounds to even (up)
   CHECK(half_to_float(float_to_half(70000.0f)) == INFINITY);
   CHECK(half_to_float(float_to_half(5.9604645e-08f)) == 5.9604645e-08f);  // smallest subnormal

@@ -1,9 +1,9 @@
+#include "runtime/thread_pool.h"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <vector>
-
-#include "runtime/thread_pool.h"
 
 using namespace edgefuse;
 

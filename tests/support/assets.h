@@ -19,13 +19,13 @@ std::filesystem::path find_asset(const std::string& relative);
 }  // namespace edgefuse::test
 
 // Declares `var` as the asset's path, or skips (returns from) the test case when it is missing.
-#define ASSET_OR_SKIP(var, relative)                                                                \
-  const std::filesystem::path var = ::edgefuse::test::find_asset(relative);                         \
-  if (var.empty()) {                                                                                \
-    if (::edgefuse::test::assets_required()) {                                                      \
-      FAIL("required asset missing: " << (::edgefuse::test::assets_dir() / (relative)).string());   \
-    }                                                                                               \
+#define ASSET_OR_SKIP(var, relative)                                                                 \
+  const std::filesystem::path var = ::edgefuse::test::find_asset(relative);                          \
+  if (var.empty()) {                                                                                 \
+    if (::edgefuse::test::assets_required()) {                                                       \
+      FAIL("required asset missing: " << (::edgefuse::test::assets_dir() / (relative)).string());    \
+    }                                                                                                \
     MESSAGE("SKIPPED: asset " << (relative) << " not found under " << ::edgefuse::test::assets_dir() \
                               << " (set EDGEFUSE_ASSETS_DIR)");                                      \
-    return;                                                                                         \
+    return;                                                                                          \
   }

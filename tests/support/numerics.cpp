@@ -18,8 +18,8 @@ Tensor random_tensor(DType dtype, Shape shape, std::mt19937& rng, double lo, dou
       } else if constexpr (std::is_floating_point_v<T>) {
         data[i] = static_cast<T>(std::uniform_real_distribution<double>(lo, hi)(rng));
       } else {
-        data[i] = static_cast<T>(std::uniform_int_distribution<int64_t>(static_cast<int64_t>(lo),
-                                                                        static_cast<int64_t>(hi))(rng));
+        data[i] = static_cast<T>(
+            std::uniform_int_distribution<int64_t>(static_cast<int64_t>(lo), static_cast<int64_t>(hi))(rng));
       }
     }
   });
