@@ -1,8 +1,34 @@
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace edgefuse {
+
+namespace {
+
+constexpr auto kSpin = std::chrono::microseconds(200);  // how long an idle thread watches before blocking
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spins until done() or the spin time is over; returns done().
+template <typename Done>
+bool spin_until(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    cpu_relax();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return done();
+  }
+}
+
+}  // namespace
 
 int ThreadPool::hardware_threads() {
   const unsigned n = std::thread::hardware_concurrency();
@@ -18,7 +44,7 @@ ThreadPool::ThreadPool(int threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
+    stopping_.store(true, std::memory_order_release);
   }
   start_cv_.notify_all();
   for (auto& worker : workers_) worker.join();
@@ -26,13 +52,8 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::run_chunks() {
   for (;;) {
-    int64_t begin;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (next_chunk_start_ >= job_size_) return;
-      begin = next_chunk_start_;
-      next_chunk_start_ += chunk_;
-    }
+    const int64_t begin = next_chunk_start_.fetch_add(chunk_, std::memory_order_relaxed);
+    if (begin >= job_size_) return;
     (*job_)(begin, std::min(begin + chunk_, job_size_));
   }
 }
@@ -40,16 +61,20 @@ void ThreadPool::run_chunks() {
 void ThreadPool::worker_loop(int /*index*/) {
   uint64_t seen_generation = 0;
   for (;;) {
-    {
+    auto has_news = [&] {
+      return stopping_.load(std::memory_order_acquire) ||
+             generation_.load(std::memory_order_acquire) != seen_generation;
+    };
+    if (!spin_until(has_news)) {
       std::unique_lock<std::mutex> lock(mutex_);
-      start_cv_.wait(lock, [&] { return stopping_ || generation_ != seen_generation; });
-      if (stopping_) return;
-      seen_generation = generation_;
+      start_cv_.wait(lock, has_news);
     }
+    if (stopping_.load(std::memory_order_acquire)) return;
+    seen_generation = generation_.load(std::memory_order_acquire);
     run_chunks();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_workers_ == 0) done_cv_.notify_one();
+    if (pending_workers_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(mutex_);  // pairs with the blocking wait in parallel_for
+      done_cv_.notify_one();
     }
   }
 }
@@ -62,21 +87,24 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     fn(0, n);
     return;
   }
-  // A few chunks per thread balances uneven chunk cost without much locking.
+  // A few chunks per thread balances uneven chunk cost without much contention.
   const int64_t target_chunks = std::min<int64_t>(max_chunks, static_cast<int64_t>(size()) * 4);
+  job_ = &fn;
+  job_size_ = n;
+  chunk_ = (n + target_chunks - 1) / target_chunks;
+  next_chunk_start_.store(0, std::memory_order_relaxed);
+  pending_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &fn;
-    job_size_ = n;
-    chunk_ = (n + target_chunks - 1) / target_chunks;
-    next_chunk_start_ = 0;
-    pending_workers_ = static_cast<int>(workers_.size());
-    ++generation_;
+    std::lock_guard<std::mutex> lock(mutex_);  // a worker about to block re-checks under this lock
+    generation_.fetch_add(1, std::memory_order_release);
   }
   start_cv_.notify_all();
   run_chunks();
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_cv_.wait(lock, [&] { return pending_workers_ == 0; });
+  auto all_done = [&] { return pending_workers_.load(std::memory_order_acquire) == 0; };
+  if (!spin_until(all_done)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_cv_.wait(lock, all_done);
+  }
   job_ = nullptr;
 }
 

@@ -1,7 +1,13 @@
 // A fixed pool of worker threads for data-parallel loops. The calling thread takes part, so a
 // pool of size 1 runs everything inline with no synchronisation.
+//
+// A frame runs hundreds of small kernels back to back, so waking sleeping threads for each one
+// (a futex round trip, tens of microseconds on a VM) would cost more than many kernels do. Idle
+// workers therefore spin for a short while (kSpinMicroseconds) watching for the next job before
+// they block, and chunks are handed out with an atomic counter.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -32,16 +38,18 @@ class ThreadPool {
   void run_chunks();
 
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
+  std::mutex mutex_;  // only for blocking waits; the fast path is lock-free
   std::condition_variable start_cv_;
   std::condition_variable done_cv_;
+  // Job description: written by parallel_for before it bumps generation_ (release), read by
+  // workers after they see the new generation (acquire).
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_size_ = 0;
   int64_t chunk_ = 0;
-  int64_t next_chunk_start_ = 0;  // guarded by mutex_
-  int pending_workers_ = 0;
-  uint64_t generation_ = 0;
-  bool stopping_ = false;
+  std::atomic<int64_t> next_chunk_start_{0};
+  std::atomic<int> pending_workers_{0};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 // parallel_for on `pool` when given, else inline.
