@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "pipeline/cli/commands.h"
+#ifdef EDGEFUSE_HAVE_CUDA
+#include "runtime/cuda/cuda_device.h"
+#endif
 
 namespace {
 
@@ -45,6 +48,16 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "--version") {
     std::cout << "edgefuse " << EDGEFUSE_VERSION << "\n";
+#ifdef EDGEFUSE_HAVE_CUDA
+    const std::vector<edgefuse::CudaDeviceInfo> devices = edgefuse::cuda_devices();
+    std::cout << "CUDA: built in; " << devices.size() << " device(s) visible\n";
+    for (const edgefuse::CudaDeviceInfo& device : devices) {
+      std::cout << "  " << device.index << ": " << device.name << " (sm_" << device.compute_major
+                << device.compute_minor << ", " << (device.total_memory_bytes >> 20) << " MiB)\n";
+    }
+#else
+    std::cout << "CUDA: not built in\n";
+#endif
     return 0;
   }
   for (const Command& command : kCommands) {
