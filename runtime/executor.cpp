@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <chrono>
+#include <cstring>
 
 #include "runtime/op_table.h"
 
@@ -49,12 +50,95 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs) {
   if (inputs.size() != graph.inputs().size()) {
     return invalid_argument("model takes ", graph.inputs().size(), " inputs, got ", inputs.size());
   }
+  for (size_t i = 0; i < inputs.size(); ++i) EF_RETURN_IF_ERROR(check_input(i, inputs[i]));
+  last_plan_ = options_.plan_memory ? plan_for(inputs) : nullptr;
+  if (last_plan_ != nullptr) return run_planned(*last_plan_, inputs);
+  return run_dynamic(inputs);
+}
+
+const MemoryPlan* Executor::plan_for(std::span<const Tensor> inputs) {
+  std::vector<Shape> signature;
+  for (const Tensor& input : inputs) signature.push_back(input.shape());
+  auto [it, inserted] = plans_.try_emplace(std::move(signature));
+  if (inserted) {
+    ++plans_built_;
+    std::vector<TensorDesc> descs;
+    for (const Tensor& input : inputs) descs.push_back(input.desc());
+    Result<MemoryPlan> plan = plan_memory(*graph_, descs, PlanOptions{.reference_kernels = options_.reference_kernels});
+    // Any failure (a rule that needs run-time values, or a shape error) leaves these shapes to the
+    // dynamic path, which reports errors as it always has.
+    it->second = std::make_unique<std::optional<MemoryPlan>>();
+    if (plan.is_ok()) *it->second = std::move(*plan);
+  }
+  return it->second->has_value() ? &**it->second : nullptr;
+}
+
+Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::span<const Tensor> inputs) {
+  const Graph& graph = *graph_;
+  // arena_ is a default (data-less) tensor until some plan needs bytes.
+  const bool has_arena = arena_.storage() != nullptr;
+  if (plan.arena_bytes > 0 && (!has_arena || arena_.nbytes() < plan.arena_bytes)) {
+    arena_ = Tensor::empty(DType::kU8, {static_cast<int64_t>(plan.arena_bytes)});
+  }
+  auto* arena = static_cast<unsigned char*>(arena_.raw_data());
+  if (options_.poison_arena && arena != nullptr) std::memset(arena, 0xFF, arena_.nbytes());
+
+  std::vector<Tensor> values(graph.values().size());
+  for (size_t v = 0; v < values.size(); ++v) {
+    const TensorDesc& desc = plan.descs[v];
+    if (plan.known[v].has_data()) {
+      values[v] = plan.known[v];  // initializers and folded values
+    } else if (plan.offset[v] >= 0) {
+      // Views made up front: a skipped Concat's output is never a node output here.
+      values[v] = Tensor::wrap(desc.dtype, desc.shape, arena + plan.offset[v]);
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(graph.inputs()[i])] = inputs[i];
+
+  std::vector<const Tensor*> node_inputs;
+  std::vector<Tensor*> node_outputs;
+  if (options_.profile) profile_ms_.assign(graph.nodes().size(), 0.0);
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    if (plan.node_skipped[n]) continue;
+    const auto node_start = std::chrono::steady_clock::now();
+    const Node& node = graph.nodes()[n];
+    node_inputs.clear();
+    for (ValueId input : node.inputs) {
+      node_inputs.push_back(input == kNoValue ? nullptr : &values[static_cast<size_t>(input)]);
+    }
+    node_outputs.clear();
+    for (ValueId output : node.outputs) {
+      const auto v = static_cast<size_t>(output);
+      const TensorDesc& desc = plan.descs[v];
+      // Graph outputs (kept by the caller) and empty values get their own storage.
+      if (plan.offset[v] < 0) values[v] = Tensor::empty(desc.dtype, desc.shape);
+      node_outputs.push_back(&values[v]);
+    }
+    const OpDef& def = op_def(node.op);
+    KernelFn kernel = (options_.reference_kernels || def.cpu == nullptr) ? def.reference : def.cpu;
+    Status ran = kernel(KernelArgs{node, node_inputs, node_outputs, pool_.get()});
+    if (!ran.is_ok()) return ran.with_context(graph.describe_node(static_cast<NodeId>(n)));
+    if (options_.profile) {
+      profile_ms_[n] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_start).count();
+    }
+  }
+
+  std::vector<Tensor> outputs;
+  outputs.reserve(graph.outputs().size());
+  for (ValueId output : graph.outputs()) {
+    const auto v = static_cast<size_t>(output);
+    // A folded output is copied: the caller may write to it, and the plan keeps it for later runs.
+    const bool folded = plan.known[v].has_data() && !graph.values()[v].initializer;
+    outputs.push_back(folded ? values[v].clone() : values[v]);
+  }
+  return outputs;
+}
+
+Result<std::vector<Tensor>> Executor::run_dynamic(std::span<const Tensor> inputs) {
+  const Graph& graph = *graph_;
   std::vector<Tensor> values(graph.values().size());
   std::vector<int> remaining_uses = use_counts_;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    EF_RETURN_IF_ERROR(check_input(i, inputs[i]));
-    values[static_cast<size_t>(graph.inputs()[i])] = inputs[i];
-  }
+  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(graph.inputs()[i])] = inputs[i];
   for (size_t i = 0; i < graph.values().size(); ++i) {
     if (graph.values()[i].initializer) values[i] = *graph.values()[i].initializer;
   }

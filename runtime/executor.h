@@ -1,14 +1,21 @@
-// Runs a graph on the CPU: for each node in order, infer its output shapes from the actual
-// inputs, allocate, run the kernel, and release each value after its last use.
+// Runs a graph on the CPU. Planned path (default): per distinct input-shape signature, plan once
+// (runtime/memory_plan.h) and reuse: intermediates live at planned offsets in one arena, values
+// that depend only on shapes and constants are computed once at plan time, and Concats whose
+// inputs were written in place are skipped. Dynamic path (no
+// static plan exists, or plan_memory is off): for each node in order, infer its output shapes
+// from the actual inputs, allocate, run the kernel, and release each value after its last use.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "runtime/buffer_pool.h"
 #include "runtime/graph.h"
+#include "runtime/memory_plan.h"
 #include "runtime/status.h"
 #include "runtime/thread_pool.h"
 
@@ -17,7 +24,9 @@ namespace edgefuse {
 struct ExecutorOptions {
   int threads = 0;                 // worker threads including the caller; <= 0: one per core
   bool reference_kernels = false;  // run the naive reference kernels (the test oracle) instead of optimised ones
-  bool profile = false;            // time every node (shape rule, allocation and kernel) of each run
+  bool profile = false;            // time every node of each run (planned: kernel; dynamic: shape rule too)
+  bool plan_memory = true;         // planned arena path; false: one buffer per tensor, shapes inferred each run
+  bool poison_arena = false;       // tests: fill the arena with 0xFF bytes (NaN) before each run
 };
 
 class Executor {
@@ -35,9 +44,18 @@ class Executor {
   const Graph& graph() const { return *graph_; }
   int threads() const { return pool_ ? pool_->size() : 1; }
 
+  // The memory plan the last run used, or nullptr when it ran the dynamic path.
+  const MemoryPlan* memory_plan() const { return last_plan_; }
+  // How many times a plan was attempted (one per distinct input-shape signature), for tests.
+  int plans_built() const { return plans_built_; }
+
  private:
   Executor() = default;
   Status check_input(size_t index, const Tensor& tensor) const;
+  // The cached plan for these inputs' shapes (planning on first sight), or nullptr when none exists.
+  const MemoryPlan* plan_for(std::span<const Tensor> inputs);
+  Result<std::vector<Tensor>> run_planned(const MemoryPlan& plan, std::span<const Tensor> inputs);
+  Result<std::vector<Tensor>> run_dynamic(std::span<const Tensor> inputs);
 
   std::shared_ptr<const Graph> graph_;
   ExecutorOptions options_;
@@ -45,6 +63,11 @@ class Executor {
   std::vector<int> use_counts_;  // per value: consumer nodes, plus one when it is a graph output
   std::vector<double> profile_ms_;
   std::unique_ptr<BufferPool> buffers_;  // storage of released intermediate values, reused next run
+  // Per input-shape signature: its plan, or nullopt when the graph has no static plan there.
+  std::map<std::vector<Shape>, std::unique_ptr<std::optional<MemoryPlan>>> plans_;
+  const MemoryPlan* last_plan_ = nullptr;
+  int plans_built_ = 0;
+  Tensor arena_;  // u8, sized for the largest plan used so far
 };
 
 }  // namespace edgefuse

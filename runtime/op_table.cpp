@@ -15,7 +15,7 @@ constexpr int kMany = 4096;  // variadic inputs/outputs (Concat, Split)
 // clang-format off
 constexpr OpDef kOpTable[] = {
   // kind                         name                  in      out    infer                       reference                    cpu
-  {OpKind::kConv,               "Conv",                2, 3,    1, 1, infer_conv,               reference_conv,               cpu_conv},
+  {OpKind::kConv,               "Conv",                2, 4,    1, 1, infer_conv,               reference_conv,               cpu_conv},
   {OpKind::kConvTranspose,      "ConvTranspose",       2, 3,    1, 1, infer_conv_transpose,     reference_conv_transpose,     nullptr},
   {OpKind::kMatMul,             "MatMul",              2, 2,    1, 1, infer_matmul,             reference_matmul,             cpu_matmul},
   {OpKind::kGemm,               "Gemm",                2, 3,    1, 1, infer_gemm,               reference_gemm,               cpu_gemm},

@@ -35,6 +35,7 @@ const CommandSpec& bench_spec() {
                .min = 0,
                .max = 1000000},
               reference_option(),
+              no_fuse_option(),
               {.name = "profile",
                .type = OptionType::kFlag,
                .description = "also print time per op type (summed over the timed runs' nodes, median run)"},
@@ -48,6 +49,7 @@ const CommandSpec& bench_spec() {
 Status run_bench(const ParsedArgs& args) {
   const std::string& model = args.get("model");
   EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> graph, load_model(model));
+  EF_ASSIGN_OR_RETURN(const bool fused, optimize_model(*graph, args));
   EF_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, random_inputs(*graph));
   ExecutorOptions options = executor_options(args, true);
   options.profile = args.flag("profile");
@@ -82,6 +84,8 @@ Status run_bench(const ParsedArgs& args) {
     json.key("runs").value(runs);
     json.key("threads").value(executor.threads());
     json.key("reference").value(args.flag("reference"));
+    json.key("fused").value(fused);
+    json.key("nodes").value(static_cast<int64_t>(graph->nodes().size()));
     if (options.profile) {
       json.key("ops").begin_object();
       for (const OpTime& op : op_times) {
@@ -99,6 +103,7 @@ Status run_bench(const ParsedArgs& args) {
                 model.c_str(), stats.median_ms, stats.min_ms, stats.max_ms, static_cast<long long>(runs),
                 static_cast<long long>(args.get_int("warmup")), executor.threads(),
                 args.flag("reference") ? ", reference kernels" : "");
+    std::printf("  graph: %zu nodes, %s\n", graph->nodes().size(), fused ? "fused" : "not fused");
     for (const OpTime& op : op_times) {
       std::printf("  %-20s %4zu nodes %9.3f ms\n", op.op.c_str(), op.nodes, op.median_ms);
     }

@@ -131,6 +131,7 @@ const CommandSpec& detect_spec() {
                .max = 1},
               threads_option(),
               reference_option(),
+              no_fuse_option(),
               {.name = "json", .type = OptionType::kFlag, .description = "print one JSON object instead of text"},
           },
       .notes =
@@ -153,6 +154,7 @@ Status run_detect(const ParsedArgs& args) {
   }
   EF_ASSIGN_OR_RETURN(std::vector<std::string> labels, class_labels(args, *family));
 
+  EF_RETURN_IF_ERROR(optimize_model(*graph, args).status());
   DetectorOptions options;
   options.score_threshold = static_cast<float>(args.get_float("score"));
   options.iou_threshold = static_cast<float>(args.get_float("iou"));

@@ -129,6 +129,7 @@ const CommandSpec& infer_spec() {
                .required = true},
               threads_option(),
               reference_option(),
+              no_fuse_option(),
           },
       .notes = "Output file names keep [A-Za-z0-9_.-] from the output name; other characters become '_'.",
   };
@@ -142,6 +143,7 @@ Status run_infer(const ParsedArgs& args) {
   const std::filesystem::path output_dir = args.get("output-dir");
   EF_ASSIGN_OR_RETURN(std::vector<std::filesystem::path> paths, output_paths(*graph, output_dir));
 
+  EF_RETURN_IF_ERROR(optimize_model(*graph, args).status());
   EF_ASSIGN_OR_RETURN(Executor executor, Executor::create(graph, executor_options(args, true)));
   EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executor.run(inputs));
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "fusion/pass_manager.h"
 #include "models/onnx/onnx_importer.h"
 
 namespace edgefuse::cli {
@@ -24,6 +25,19 @@ OptionSpec reference_option() {
   return {.name = "reference",
           .type = OptionType::kFlag,
           .description = "run the naive reference kernels (the test oracle) instead of the optimised ones"};
+}
+
+OptionSpec no_fuse_option() {
+  return {.name = "no-fuse",
+          .type = OptionType::kFlag,
+          .description = "skip the graph fusion passes (same as EDGEFUSE_NO_FUSION=1), e.g. to compare against them"};
+}
+
+Result<bool> optimize_model(Graph& graph, const ParsedArgs& args) {
+  if (args.flag("no-fuse") || fusion_disabled_by_env()) return false;
+  Result<std::vector<PassReport>> reports = optimize_graph(graph);
+  if (!reports.is_ok()) return reports.status();
+  return true;
 }
 
 Result<std::shared_ptr<Graph>> load_model(const std::string& path) {

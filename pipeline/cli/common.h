@@ -14,9 +14,14 @@ namespace edgefuse::cli {
 OptionSpec model_option();      // --model FILE, required
 OptionSpec threads_option();    // --threads N, 0 = one per core
 OptionSpec reference_option();  // --reference: naive reference kernels
+OptionSpec no_fuse_option();    // --no-fuse: run the graph as imported (also EDGEFUSE_NO_FUSION=1)
 
 // Reads and imports an ONNX model; errors name the file.
 Result<std::shared_ptr<Graph>> load_model(const std::string& path);
+
+// Runs the fuser's passes on `graph` unless --no-fuse or EDGEFUSE_NO_FUSION=1; returns whether
+// it ran. Call after import and before building an executor or detector on the graph.
+Result<bool> optimize_model(Graph& graph, const ParsedArgs& args);
 
 // The executor options selected by --threads and (when the command declares it) --reference.
 ExecutorOptions executor_options(const ParsedArgs& args, bool has_reference_option);

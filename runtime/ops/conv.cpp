@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/ops/conv_epilogue.h"
 #include "runtime/ops/conv_problem.h"
 #include "runtime/ops/ops.h"
 
@@ -52,18 +53,30 @@ Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const
 
 Status infer_conv(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs) {
   EF_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(node, inputs));
+  EF_RETURN_IF_ERROR(conv_epilogue(node.attrs).status());
   Shape shape = {p.batch, p.out_channels};
   shape.insert(shape.end(), p.geometry.output.begin(), p.geometry.output.end());
+  // Input 3, the fused residual (set by the fuser's fuse_conv_add): added to the output before
+  // the activation epilogue, so it has exactly the output's shape.
+  if (inputs.size() > 3 && inputs[3] != nullptr) {
+    const Tensor& residual = *inputs[3];
+    if (residual.dtype() != DType::kF32 || residual.shape() != shape) {
+      return invalid_model("fused residual is ", residual.desc().to_string(), ", expected f32", shape_to_string(shape),
+                           " (the output's shape)");
+    }
+  }
   outputs.assign(1, TensorDesc{inputs[0]->dtype(), std::move(shape)});
   return Status::ok();
 }
 
 Status reference_conv(const KernelArgs& args) {
   EF_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(args.node, args.inputs));
+  EF_ASSIGN_OR_RETURN(const ConvEpilogue epilogue, conv_epilogue(args.node.attrs));
   const WindowGeometry g = p.geometry.padded_to(3);
   const float* x = args.inputs[0]->data<float>();
   const float* w = args.inputs[1]->data<float>();
   const float* bias = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;
+  const float* residual = args.inputs.size() > 3 && args.inputs[3] != nullptr ? args.inputs[3]->data<float>() : nullptr;
   float* y = args.outputs[0]->data<float>();
   const int64_t cg = p.in_channels_per_group();
   const int64_t mg = p.out_channels_per_group();
@@ -94,7 +107,8 @@ Status reference_conv(const KernelArgs& args) {
                 }
               }
             }
-            *y++ = static_cast<float>(acc);
+            if (residual != nullptr) acc += *residual++;
+            *y++ = static_cast<float>(epilogue.apply(acc));
           }
         }
       }

@@ -12,6 +12,7 @@
 
 #include <Eigen/Core>
 
+#include "runtime/ops/conv_epilogue.h"
 #include "runtime/ops/conv_problem.h"
 #include "runtime/ops/ops.h"
 
@@ -30,8 +31,10 @@ struct Conv2d {
   bool pointwise;  // 1x1 kernel, stride 1, no padding: the input is already the im2col matrix
   const float* x;
   const float* w;
-  const float* bias;  // nullptr when absent
+  const float* bias;      // nullptr when absent
+  const float* residual;  // fused residual with y's layout, added before the epilogue; nullptr when absent
   float* y;
+  ConvEpilogue epilogue;  // applied to each output block while it is still in cache
 
   int64_t kernel_columns() const { return cg * kh * kw; }
   int64_t output_plane() const { return oh * ow; }
@@ -54,6 +57,7 @@ void depthwise_plane(const Conv2d& c, int64_t plane) {
   const float* in = c.x + plane * c.input_plane();
   const float* kernel = c.w + channel * c.kh * c.kw;
   float* out = c.y + plane * c.output_plane();
+  const float* residual = c.residual != nullptr ? c.residual + plane * c.output_plane() : nullptr;
   const float init = c.bias != nullptr ? c.bias[channel] : 0.0f;
   for (int64_t oy = 0; oy < c.oh; ++oy) {
     float* row = out + oy * c.ow;
@@ -75,6 +79,11 @@ void depthwise_plane(const Conv2d& c, int64_t plane) {
         }
       }
     }
+    if (residual != nullptr) {
+      const float* residual_row = residual + oy * c.ow;
+      for (int64_t ox = 0; ox < c.ow; ++ox) row[ox] += residual_row[ox];
+    }
+    c.epilogue.apply_f32(row, c.ow);
   }
 }
 
@@ -137,9 +146,16 @@ void gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t en
   if (c.bias != nullptr) {
     out.colwise() += Eigen::Map<const Eigen::VectorXf>(c.bias + g * c.mg, c.mg);
   }
+  if (c.residual != nullptr) {
+    out += ConstMatrixView(c.residual + (n * c.out_channels + g * c.mg) * c.output_plane() + begin, c.mg, width,
+                           Eigen::OuterStride<>(c.output_plane()));
+  }
+  if (c.epilogue.kind != ConvEpilogue::Kind::kNone) {
+    for (int64_t row = 0; row < c.mg; ++row) c.epilogue.apply_f32(out.data() + row * c.output_plane(), width);
+  }
 }
 
-Conv2d make_conv2d(const ConvProblem& p, const KernelArgs& args) {
+Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const KernelArgs& args) {
   const WindowGeometry g = p.geometry.padded_to(2);
   Conv2d c{};
   c.batch = p.batch;
@@ -159,7 +175,9 @@ Conv2d make_conv2d(const ConvProblem& p, const KernelArgs& args) {
   c.x = args.inputs[0]->data<float>();
   c.w = args.inputs[1]->data<float>();
   c.bias = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;
+  c.residual = args.inputs.size() > 3 && args.inputs[3] != nullptr ? args.inputs[3]->data<float>() : nullptr;
   c.y = args.outputs[0]->data<float>();
+  c.epilogue = epilogue;
   return c;
 }
 
@@ -167,8 +185,9 @@ Conv2d make_conv2d(const ConvProblem& p, const KernelArgs& args) {
 
 Status cpu_conv(const KernelArgs& args) {
   EF_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(args.node, args.inputs));
+  EF_ASSIGN_OR_RETURN(const ConvEpilogue epilogue, conv_epilogue(args.node.attrs));
   if (p.geometry.rank() > 2) return reference_conv(args);
-  const Conv2d c = make_conv2d(p, args);
+  const Conv2d c = make_conv2d(p, epilogue, args);
   if (c.output_plane() == 0 || c.batch == 0 || c.out_channels == 0) return Status::ok();
 
   if (c.group == c.channels && c.group == c.out_channels) {

@@ -17,4 +17,12 @@ awk -F'[:,}]' '{ for (i = 1; i < NF; ++i) v[$i] = $(i + 1) }
   END { exit !(v["\"min_ms\""] + 0 <= v["\"median_ms\""] + 0 && v["\"median_ms\""] + 0 <= v["\"max_ms\""] + 0) }' \
   "$WORK_DIR/out" || fail "latencies out of order: $(cat "$WORK_DIR/out")"
 
+# Fusion is on by default; --no-fuse and EDGEFUSE_NO_FUSION=1 turn it off.
+expect_output '"fused":true'
+expect_output '"nodes":1'
+run_ok "$EDGEFUSE" bench --model "$relu" --runs 1 --warmup 0 --json --no-fuse
+expect_output '"fused":false'
+EDGEFUSE_NO_FUSION=1 run_ok "$EDGEFUSE" bench --model "$relu" --runs 1 --warmup 0 --json
+expect_output '"fused":false'
+
 echo "cli_bench: ok"

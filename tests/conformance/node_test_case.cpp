@@ -55,7 +55,8 @@ std::string run_data_set(const std::shared_ptr<const Graph>& graph, const fs::pa
   }
   for (const bool reference : {true, false}) {
     const char* kernels = reference ? "reference kernels" : "optimised kernels";
-    Result<Executor> executor = Executor::create(graph, ExecutorOptions{.threads = 1, .reference_kernels = reference});
+    Result<Executor> executor =
+        Executor::create(graph, ExecutorOptions{.threads = 1, .reference_kernels = reference, .poison_arena = true});
     if (!executor.is_ok()) return make_message(kernels, ": ", executor.status().message());
     Result<std::vector<Tensor>> outputs = executor->run(*inputs);
     if (!outputs.is_ok()) return make_message(kernels, ": ", outputs.status().message());

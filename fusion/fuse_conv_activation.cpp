@@ -1,0 +1,129 @@
+// fuse_conv_activation: Conv followed by an activation becomes one Conv whose kernel applies the
+// activation to each output as it is stored (the epilogue; see runtime/ops/conv_epilogue.h).
+//
+// Patterns, with y the Conv output:
+//   Relu(y), LeakyRelu(y), Sigmoid(y), HardSigmoid(y), HardSwish(y), Clip(y, min, max);
+//   SiLU: Mul(y, Sigmoid(y)) in either operand order.
+// Legality: the Conv is f32 and has no epilogue yet; y is not a graph output and is read only by
+// the activation (for SiLU: only by that Sigmoid and that Mul, and the Sigmoid's output only by
+// the Mul and not a graph output); Clip's present bounds are f32 one-element initializers.
+// The Conv then writes the activation's output value (same shape and dtype by construction).
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fusion/graph_edit.h"
+#include "fusion/passes.h"
+
+namespace edgefuse::fusion {
+
+namespace {
+
+struct Match {
+  std::vector<NodeId> removed;  // the activation nodes, last one writes `output`
+  ValueId output = kNoValue;
+  Attributes epilogue;  // the fused_* attributes to set on the Conv
+};
+
+std::optional<float> scalar_constant(const Graph& graph, const Node& node, int index) {
+  if (!node.has_input(index)) return std::nullopt;
+  const Tensor* t = constant_data(graph, node.inputs[static_cast<size_t>(index)]);
+  if (t == nullptr || t->dtype() != DType::kF32 || t->numel() != 1) return std::nullopt;
+  return t->data<float>()[0];
+}
+
+// A single-consumer activation of y, or SiLU.
+std::optional<Match> match_activation(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
+                                      ValueId y) {
+  const std::vector<NodeId>& readers = consumers[static_cast<size_t>(y)];
+  Match match;
+  if (readers.size() == 2) {  // SiLU: Sigmoid(y) and Mul(y, sigmoid)
+    NodeId sigmoid = readers[0], mul = readers[1];
+    if (graph.node(sigmoid).op != OpKind::kSigmoid) std::swap(sigmoid, mul);
+    const Node& s = graph.node(sigmoid);
+    const Node& m = graph.node(mul);
+    if (s.op != OpKind::kSigmoid || m.op != OpKind::kMul) return std::nullopt;
+    const ValueId z = s.outputs[0];
+    const bool operands_match = (m.inputs[0] == y && m.inputs[1] == z) || (m.inputs[0] == z && m.inputs[1] == y);
+    const std::vector<NodeId>& z_readers = consumers[static_cast<size_t>(z)];
+    if (!operands_match || z_readers.size() != 1 || z_readers[0] != mul || is_graph_output(graph, z)) {
+      return std::nullopt;
+    }
+    match.removed = {sigmoid, mul};
+    match.output = m.outputs[0];
+    match.epilogue.set("fused_activation", std::string("silu"));
+    return match;
+  }
+  if (readers.size() != 1) return std::nullopt;
+  const Node& act = graph.node(readers[0]);
+  if (!act.has_input(0) || act.inputs[0] != y) return std::nullopt;
+  match.removed = {readers[0]};
+  match.output = act.outputs[0];
+  switch (act.op) {
+    case OpKind::kRelu:
+      match.epilogue.set("fused_activation", std::string("relu"));
+      return match;
+    case OpKind::kSigmoid:
+      match.epilogue.set("fused_activation", std::string("sigmoid"));
+      return match;
+    case OpKind::kHardSwish:
+      match.epilogue.set("fused_activation", std::string("hard_swish"));
+      return match;
+    case OpKind::kLeakyRelu:
+      match.epilogue.set("fused_activation", std::string("leaky_relu"));
+      match.epilogue.set("fused_alpha", act.attrs.get_float("alpha", 0.01f));
+      return match;
+    case OpKind::kHardSigmoid:
+      match.epilogue.set("fused_activation", std::string("hard_sigmoid"));
+      match.epilogue.set("fused_alpha", act.attrs.get_float("alpha", 0.2f));
+      match.epilogue.set("fused_beta", act.attrs.get_float("beta", 0.5f));
+      return match;
+    case OpKind::kClip: {
+      const std::optional<float> lo = scalar_constant(graph, act, 1);
+      const std::optional<float> hi = scalar_constant(graph, act, 2);
+      if ((act.has_input(1) && !lo) || (act.has_input(2) && !hi)) return std::nullopt;
+      match.epilogue.set("fused_activation", std::string("clip"));
+      match.epilogue.set("fused_min", lo.value_or(std::numeric_limits<float>::lowest()));
+      match.epilogue.set("fused_max", hi.value_or(std::numeric_limits<float>::max()));
+      return match;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Status fuse_conv_activation(Graph& graph, PassReport& report) {
+  const std::vector<std::vector<NodeId>> consumers = value_consumers(graph);
+  std::vector<bool> dead(graph.nodes().size(), false);
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& conv = graph.nodes()[n];
+    if (conv.op != OpKind::kConv || conv.attrs.has("fused_activation")) continue;
+    const ValueId y = conv.outputs[0];
+    if (graph.value(y).desc.dtype != DType::kF32 || is_graph_output(graph, y)) continue;
+    std::optional<Match> match = match_activation(graph, consumers, y);
+    if (!match) continue;
+
+    std::ostringstream removed_names;
+    for (NodeId removed : match->removed) {
+      dead[static_cast<size_t>(removed)] = true;
+      removed_names << " " << graph.describe_node(removed);
+    }
+    Node& fused = graph.nodes()[n];
+    for (const auto& [name, value] : match->epilogue.entries()) fused.attrs.set(name, value);
+    fused.outputs[0] = match->output;
+    graph.value(match->output).producer = static_cast<NodeId>(n);
+    graph.value(y).producer = -1;
+    ++report.changes;
+    report.details.push_back(make_message("fused", removed_names.str(), " into ",
+                                          graph.describe_node(static_cast<NodeId>(n)), " as ",
+                                          fused.attrs.get_string("fused_activation", "")));
+  }
+  if (report.changes > 0) compact(graph, dead);
+  return Status::ok();
+}
+
+}  // namespace edgefuse::fusion

@@ -1,0 +1,83 @@
+#include "fusion/graph_edit.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace edgefuse::fusion {
+
+std::vector<std::vector<NodeId>> value_consumers(const Graph& graph) {
+  std::vector<std::vector<NodeId>> consumers(graph.values().size());
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    for (ValueId input : graph.nodes()[n].inputs) {
+      if (input != kNoValue) consumers[static_cast<size_t>(input)].push_back(static_cast<NodeId>(n));
+    }
+  }
+  return consumers;
+}
+
+bool is_graph_output(const Graph& graph, ValueId value) {
+  return std::find(graph.outputs().begin(), graph.outputs().end(), value) != graph.outputs().end();
+}
+
+bool is_graph_input(const Graph& graph, ValueId value) {
+  return std::find(graph.inputs().begin(), graph.inputs().end(), value) != graph.inputs().end();
+}
+
+bool is_initializer(const Graph& graph, ValueId value) {
+  return value != kNoValue && graph.value(value).initializer.has_value();
+}
+
+const Tensor* constant_data(const Graph& graph, ValueId value) {
+  if (!is_initializer(graph, value)) return nullptr;
+  return &*graph.value(value).initializer;
+}
+
+void replace_uses(Graph& graph, ValueId from, ValueId to) {
+  for (Node& node : graph.nodes()) {
+    std::replace(node.inputs.begin(), node.inputs.end(), from, to);
+  }
+}
+
+void compact(Graph& graph, const std::vector<bool>& dead) {
+  const size_t value_count = graph.values().size();
+  std::vector<bool> referenced(value_count, false);
+  for (ValueId v : graph.inputs()) referenced[static_cast<size_t>(v)] = true;
+  for (ValueId v : graph.outputs()) referenced[static_cast<size_t>(v)] = true;
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    if (dead[n]) continue;
+    for (ValueId v : graph.nodes()[n].inputs) {
+      if (v != kNoValue) referenced[static_cast<size_t>(v)] = true;
+    }
+    for (ValueId v : graph.nodes()[n].outputs) referenced[static_cast<size_t>(v)] = true;
+  }
+
+  Graph rebuilt;
+  std::vector<ValueId> new_id(value_count, kNoValue);
+  for (size_t v = 0; v < value_count; ++v) {
+    if (!referenced[v]) continue;
+    Value& old = graph.values()[v];
+    new_id[v] =
+        old.initializer ? rebuilt.add_initializer(old.name, *old.initializer) : rebuilt.add_value(old.name, old.desc);
+  }
+  const auto remap = [&](ValueId v) { return v == kNoValue ? kNoValue : new_id[static_cast<size_t>(v)]; };
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    if (dead[n]) continue;
+    Node node = std::move(graph.nodes()[n]);
+    std::transform(node.inputs.begin(), node.inputs.end(), node.inputs.begin(), remap);
+    std::transform(node.outputs.begin(), node.outputs.end(), node.outputs.begin(), remap);
+    rebuilt.add_node(std::move(node));
+  }
+  for (ValueId v : graph.inputs()) rebuilt.inputs().push_back(remap(v));
+  for (ValueId v : graph.outputs()) rebuilt.outputs().push_back(remap(v));
+  graph = std::move(rebuilt);
+}
+
+std::string unique_value_name(const Graph& graph, const std::string& base) {
+  std::unordered_set<std::string> names;
+  for (const Value& value : graph.values()) names.insert(value.name);
+  std::string name = base;
+  for (int suffix = 1; names.contains(name); ++suffix) name = base + "_" + std::to_string(suffix);
+  return name;
+}
+
+}  // namespace edgefuse::fusion

@@ -1,0 +1,36 @@
+// Small graph-editing helpers the passes share. The IR has no removal API, so a pass marks
+// nodes dead and rewires uses; compact() then rebuilds the graph without the dead nodes and
+// without values nothing refers to (graph inputs are always kept, so the executor's input list
+// does not change).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/graph.h"
+
+namespace edgefuse::fusion {
+
+// Who reads each value: per value id, the consumer node ids (one entry per input slot, so a node
+// reading a value twice appears twice), in node order.
+std::vector<std::vector<NodeId>> value_consumers(const Graph& graph);
+
+bool is_graph_output(const Graph& graph, ValueId value);
+bool is_graph_input(const Graph& graph, ValueId value);
+bool is_initializer(const Graph& graph, ValueId value);
+
+// The constant data of `value` when it is an initializer, else nullptr.
+const Tensor* constant_data(const Graph& graph, ValueId value);
+
+// Replaces every node input that reads `from` with `to` (graph outputs are left alone).
+void replace_uses(Graph& graph, ValueId from, ValueId to);
+
+// Rebuilds `graph` without the nodes flagged in `dead` and without values that are then
+// unreferenced (neither a graph input or output, nor read or written by a live node). Value and
+// node ids change; names, order and contents are kept.
+void compact(Graph& graph, const std::vector<bool>& dead);
+
+// A value name not yet used in the graph, derived from `base`.
+std::string unique_value_name(const Graph& graph, const std::string& base);
+
+}  // namespace edgefuse::fusion

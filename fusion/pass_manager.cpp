@@ -1,0 +1,65 @@
+#include "fusion/pass_manager.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "fusion/passes.h"
+
+namespace edgefuse {
+
+namespace {
+
+struct PassEntry {
+  const char* name;
+  Status (*run)(Graph& graph, PassReport& report);
+};
+
+// The order matters: identities go first so patterns see producers directly; constants are
+// folded before BatchNorm folding needs constant weights; BatchNorm is folded before the
+// activation is fused, since the activation follows the BatchNorm, not the Conv; the residual
+// Add is fused before the activation, which the Conv epilogue applies after the residual.
+constexpr PassEntry kPasses[] = {
+    {"eliminate_identity", fusion::eliminate_identity},
+    {"fold_constants", fusion::fold_constants},
+    {"fold_batchnorm_into_conv", fusion::fold_batchnorm_into_conv},
+    {"fuse_conv_add", fusion::fuse_conv_add},
+    {"fuse_conv_activation", fusion::fuse_conv_activation},
+};
+
+}  // namespace
+
+Result<std::vector<PassReport>> optimize_graph(Graph& graph, const FusionOptions& options) {
+  std::vector<PassReport> reports;
+  if (!options.enabled) return reports;
+  EF_RETURN_IF_ERROR(graph.verify().with_context("before fusion"));
+  for (const PassEntry& entry : kPasses) {
+    PassReport report;
+    report.pass = entry.name;
+    Status ran = entry.run(graph, report);
+    if (!ran.is_ok()) return ran.with_context(make_message("fusion pass ", entry.name));
+    Status verified = graph.verify();
+    if (!verified.is_ok()) {
+      return Status(StatusCode::kInternal,
+                    make_message("fusion pass ", entry.name, " left an invalid graph: ", verified.message()));
+    }
+    reports.push_back(std::move(report));
+  }
+  return reports;
+}
+
+bool fusion_disabled_by_env() {
+  const char* value = std::getenv("EDGEFUSE_NO_FUSION");
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
+
+std::string format_pass_reports(const std::vector<PassReport>& reports, bool with_details) {
+  std::string text;
+  for (const PassReport& report : reports) {
+    text += make_message(report.pass, ": ", report.changes, " change", report.changes == 1 ? "" : "s", "\n");
+    if (!with_details) continue;
+    for (const std::string& line : report.details) text += "  " + line + "\n";
+  }
+  return text;
+}
+
+}  // namespace edgefuse

@@ -1,0 +1,35 @@
+// The fuser's entry point: runs the graph passes in one fixed order, verifies the graph after
+// each one, and reports what each changed. One switch turns fusion off for bisecting and for
+// the fused-versus-eager benchmark (FusionOptions::enabled, or EDGEFUSE_NO_FUSION=1 in callers).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/graph.h"
+#include "runtime/status.h"
+
+namespace edgefuse {
+
+struct PassReport {
+  std::string pass;                  // the pass's name, e.g. "fold_batchnorm_into_conv"
+  int changes = 0;                   // rewrites applied (folded nodes, fused patterns, ...)
+  std::vector<std::string> details;  // one line per rewrite, naming the nodes involved
+};
+
+struct FusionOptions {
+  bool enabled = true;  // false: optimize_graph leaves the graph untouched and reports nothing
+};
+
+// Runs every pass in order. After each pass the graph is verified; a failure is an internal
+// error naming the pass (a bug in the pass, not bad input). Errors from evaluating constants
+// (a malformed model) are returned with the pass named as context.
+Result<std::vector<PassReport>> optimize_graph(Graph& graph, const FusionOptions& options = {});
+
+// True when the environment sets EDGEFUSE_NO_FUSION=1.
+bool fusion_disabled_by_env();
+
+// "fold_constants: 12 changes" lines, one per pass, for logs.
+std::string format_pass_reports(const std::vector<PassReport>& reports, bool with_details = false);
+
+}  // namespace edgefuse

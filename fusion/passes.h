@@ -1,0 +1,22 @@
+// The graph passes, one per file, each named verb-object. Each rewrites `graph` in place, keeps
+// it verifiable, and appends one line per rewrite to report.details (report.changes counts
+// them). The legality rules of each pass are stated at the top of its file.
+#pragma once
+
+#include "fusion/pass_manager.h"
+#include "runtime/graph.h"
+
+namespace edgefuse::fusion {
+
+// Removes Identity nodes (imported Dropout included) by rewiring their consumers.
+Status eliminate_identity(Graph& graph, PassReport& report);
+// Evaluates nodes whose inputs are all constant, and Shape nodes of statically known shapes.
+Status fold_constants(Graph& graph, PassReport& report);
+// Scales a Conv's constant weight and bias by the BatchNormalization that follows it.
+Status fold_batchnorm_into_conv(Graph& graph, PassReport& report);
+// Adds a same-shaped tensor to a Conv's output inside the Conv (the fused residual).
+Status fuse_conv_add(Graph& graph, PassReport& report);
+// Records a following activation (SiLU included) on the Conv node as its epilogue.
+Status fuse_conv_activation(Graph& graph, PassReport& report);
+
+}  // namespace edgefuse::fusion

@@ -1,0 +1,443 @@
+#include "runtime/memory_plan.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "runtime/op_table.h"
+#include "runtime/ops/axes.h"
+
+namespace edgefuse {
+
+namespace {
+
+size_t align_up(size_t bytes) {
+  return (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+}
+
+bool lifetimes_overlap(NodeId first_a, NodeId last_a, NodeId first_b, NodeId last_b) {
+  return first_a <= last_b && first_b <= last_a;
+}
+
+// Runs `node` on known inputs at plan time, filling `outputs` with fresh tensors of `descs`.
+Status fold_node(const Graph& graph, NodeId id, std::span<const Tensor* const> inputs,
+                 std::span<const TensorDesc> descs, const PlanOptions& options, std::vector<Tensor>& outputs) {
+  const Node& node = graph.node(id);
+  outputs.clear();
+  for (const TensorDesc& desc : descs) outputs.push_back(Tensor::empty(desc.dtype, desc.shape));
+  std::vector<Tensor*> output_ptrs;
+  for (Tensor& out : outputs) output_ptrs.push_back(&out);
+  const OpDef& def = op_def(node.op);
+  KernelFn kernel = (options.reference_kernels || def.cpu == nullptr) ? def.reference : def.cpu;
+  Status ran = kernel(KernelArgs{node, inputs, output_ptrs, nullptr});
+  if (!ran.is_ok()) return ran.with_context(graph.describe_node(id));
+  return Status::ok();
+}
+
+// A node may be folded when every input it reads is known, or when it is Shape (which reads only
+// its input's description), and its outputs are small.
+bool can_fold(const Node& node, const std::vector<bool>& is_known, std::span<const TensorDesc> output_descs,
+              const PlanOptions& options) {
+  for (const TensorDesc& desc : output_descs) {
+    if (desc.numel() > options.max_folded_elements) return false;
+  }
+  if (node.op == OpKind::kShape) return true;
+  for (ValueId input : node.inputs) {
+    if (input != kNoValue && !is_known[static_cast<size_t>(input)]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ValueShapes> infer_value_shapes(const Graph& graph, std::span<const TensorDesc> input_descs,
+                                       const PlanOptions& options) {
+  if (input_descs.size() != graph.inputs().size()) {
+    return invalid_argument("model takes ", graph.inputs().size(), " inputs, got ", input_descs.size(), " shapes");
+  }
+  const size_t value_count = graph.values().size();
+  ValueShapes shapes;
+  shapes.descs.resize(value_count);
+  shapes.known.resize(value_count);
+  shapes.node_folded.assign(graph.nodes().size(), false);
+  std::vector<bool> is_known(value_count, false);
+  std::vector<Tensor> tensors(value_count);  // what shape rules see: data where known, else meta
+  for (size_t v = 0; v < value_count; ++v) {
+    if (const auto& initializer = graph.values()[v].initializer) {
+      shapes.descs[v] = initializer->desc();
+      tensors[v] = *initializer;
+      is_known[v] = true;
+    }
+  }
+  for (size_t i = 0; i < input_descs.size(); ++i) {
+    const auto v = static_cast<size_t>(graph.inputs()[i]);
+    shapes.descs[v] = input_descs[i];
+    tensors[v] = Tensor::meta(input_descs[i].dtype, input_descs[i].shape);
+  }
+
+  std::vector<const Tensor*> node_inputs;
+  std::vector<TensorDesc> output_descs;
+  std::vector<Tensor> folded;
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& node = graph.nodes()[n];
+    const auto id = static_cast<NodeId>(n);
+    node_inputs.clear();
+    for (ValueId input : node.inputs) {
+      node_inputs.push_back(input == kNoValue ? nullptr : &tensors[static_cast<size_t>(input)]);
+    }
+    output_descs.clear();
+    Status inferred = op_def(node.op).infer(node, node_inputs, output_descs);
+    if (!inferred.is_ok()) return inferred.with_context(graph.describe_node(id));
+    if (output_descs.size() != node.outputs.size()) {
+      return Status(StatusCode::kInternal, make_message(graph.describe_node(id), ": shape rule gave ",
+                                                        output_descs.size(), " outputs for ", node.outputs.size()));
+    }
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      Status valid = validate_shape(output_descs[o].shape, dtype_size(output_descs[o].dtype));
+      if (!valid.is_ok()) {
+        return valid.with_context(
+            make_message(graph.describe_node(id), " output '", graph.value(node.outputs[o]).name, "'"));
+      }
+    }
+    const bool fold = can_fold(node, is_known, output_descs, options);
+    if (fold) EF_RETURN_IF_ERROR(fold_node(graph, id, node_inputs, output_descs, options, folded));
+    shapes.node_folded[n] = fold;
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      const auto v = static_cast<size_t>(node.outputs[o]);
+      shapes.descs[v] = output_descs[o];
+      tensors[v] = fold ? folded[o] : Tensor::meta(output_descs[o].dtype, output_descs[o].shape);
+      is_known[v] = fold;
+    }
+  }
+  for (size_t v = 0; v < value_count; ++v) {
+    if (is_known[v]) shapes.known[v] = std::move(tensors[v]);
+  }
+  return shapes;
+}
+
+namespace {
+
+struct Placement {
+  ValueId value;
+  size_t bytes;  // aligned size
+  NodeId first;
+  NodeId last;
+  size_t offset = 0;
+};
+
+// Best-fit: the smallest gap between placed, lifetime-overlapping buffers that holds `item`, else
+// the end of the highest of them.
+size_t choose_offset(const Placement& item, const std::vector<Placement>& placed) {
+  std::vector<const Placement*> conflicts;
+  for (const Placement& other : placed) {
+    if (lifetimes_overlap(item.first, item.last, other.first, other.last)) conflicts.push_back(&other);
+  }
+  std::sort(conflicts.begin(), conflicts.end(),
+            [](const Placement* a, const Placement* b) { return a->offset < b->offset; });
+  size_t covered_to = 0;  // every byte below this is taken by some conflict (or is a gap already seen)
+  size_t best_offset = 0;
+  size_t best_gap = SIZE_MAX;
+  for (const Placement* other : conflicts) {
+    if (other->offset > covered_to) {
+      const size_t gap = other->offset - covered_to;
+      if (gap >= item.bytes && gap < best_gap) {
+        best_gap = gap;
+        best_offset = covered_to;
+      }
+    }
+    covered_to = std::max(covered_to, other->offset + other->bytes);
+  }
+  return best_gap == SIZE_MAX ? covered_to : best_offset;
+}
+
+// Places each input of eligible Concats inside the Concat's output (see the header) and marks
+// the Concat skipped. Runs after lifetimes are known; widens each output's lifetime to its inputs'.
+void alias_concat_inputs(const Graph& graph, MemoryPlan& plan) {
+  std::vector<bool> is_alias_target(plan.descs.size(), false);
+  const auto in_arena = [&](ValueId v) { return v != kNoValue && plan.first_node[static_cast<size_t>(v)] >= 0; };
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& node = graph.nodes()[n];
+    if (node.op != OpKind::kConcat || plan.node_skipped[n] || !in_arena(node.outputs[0])) continue;
+    const auto out = static_cast<size_t>(node.outputs[0]);
+    const Shape& shape = plan.descs[out].shape;
+    const Result<int> axis = normalize_axis(node.attrs.get_int("axis", 0), static_cast<int>(shape.size()), "axis");
+    if (!axis.is_ok() || shape_numel(std::span(shape).first(static_cast<size_t>(*axis))) != 1) continue;
+    std::vector<int64_t> block_offsets;
+    size_t next_offset = 0;
+    for (ValueId input : node.inputs) {
+      // Concat(a, a) would need a in two places.
+      const bool repeated = std::count(node.inputs.begin(), node.inputs.end(), input) > 1;
+      if (!in_arena(input) || repeated || plan.alias_of[static_cast<size_t>(input)] != kNoValue ||
+          is_alias_target[static_cast<size_t>(input)] || next_offset % kPlanAlignment != 0) {
+        block_offsets.clear();
+        break;
+      }
+      block_offsets.push_back(static_cast<int64_t>(next_offset));
+      next_offset += plan.descs[static_cast<size_t>(input)].nbytes();
+    }
+    if (block_offsets.empty()) continue;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const auto v = static_cast<size_t>(node.inputs[i]);
+      plan.alias_of[v] = node.outputs[0];
+      plan.offset[v] = block_offsets[i];  // relative to the output until the output is placed
+      plan.first_node[out] = std::min(plan.first_node[out], plan.first_node[v]);
+      plan.last_node[out] = std::max(plan.last_node[out], plan.last_node[v]);
+    }
+    is_alias_target[out] = true;
+    plan.node_skipped[n] = true;
+    ++plan.concats_aliased;
+  }
+}
+
+// Ops whose kernels (reference and optimised) compute output element i from input element i
+// (and a broadcast operand) before writing it, so the output may take a same-description input's
+// bytes. Copy ops (Reshape, Identity) are left out: memcpy onto itself is undefined.
+bool writes_in_place_safely(OpKind op) {
+  switch (op) {
+    case OpKind::kRelu:
+    case OpKind::kLeakyRelu:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kHardSigmoid:
+    case OpKind::kHardSwish:
+    case OpKind::kClip:
+    case OpKind::kSqrt:
+    case OpKind::kExp:
+    case OpKind::kAdd:
+    case OpKind::kSub:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kPRelu:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Lets the output of each pointwise node reuse the bytes of an input that dies at that node and
+// has the same description (see the header). Runs after Concat aliasing and leaves its values be.
+void reuse_dying_inputs(const Graph& graph, MemoryPlan& plan) {
+  std::vector<bool> is_alias_target(plan.descs.size(), false);
+  for (ValueId target : plan.alias_of) {
+    if (target != kNoValue) is_alias_target[static_cast<size_t>(target)] = true;
+  }
+  const auto eligible = [&](ValueId v) {
+    if (v == kNoValue) return false;
+    const auto i = static_cast<size_t>(v);
+    return plan.first_node[i] >= 0 && plan.alias_of[i] == kNoValue && !is_alias_target[i];
+  };
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& node = graph.nodes()[n];
+    if (plan.node_skipped[n] || !writes_in_place_safely(node.op) || !eligible(node.outputs[0])) continue;
+    const auto out = static_cast<size_t>(node.outputs[0]);
+    // Only data inputs 0 and 1; Clip's bounds are scalars.
+    const size_t data_inputs = node.op == OpKind::kClip ? 1 : std::min<size_t>(node.inputs.size(), 2);
+    for (size_t i = 0; i < data_inputs; ++i) {
+      const ValueId input = node.inputs[i];
+      if (eligible(input) && plan.last_node[static_cast<size_t>(input)] == static_cast<NodeId>(n) &&
+          plan.descs[static_cast<size_t>(input)] == plan.descs[out]) {
+        plan.in_place_of[out] = input;
+        break;
+      }
+    }
+  }
+}
+
+// Places `items` in their order, each by choose_offset. Returns the arena size.
+size_t place_in_order(std::vector<Placement>& items) {
+  std::vector<Placement> placed;
+  placed.reserve(items.size());
+  size_t arena = 0;
+  for (Placement& item : items) {
+    item.offset = choose_offset(item, placed);
+    arena = std::max(arena, item.offset + item.bytes);
+    placed.push_back(item);
+  }
+  return arena;
+}
+
+// Greedy placement is order-dependent: tries largest-first (ties by start), longest-lived-first
+// and earliest-first, and keeps the smallest arena. Orders are total, so plans are deterministic.
+std::vector<Placement> place_best_of_orders(std::vector<Placement> items) {
+  const auto by_size = [](const Placement& a, const Placement& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    if (a.first != b.first) return a.first < b.first;
+    return a.value < b.value;
+  };
+  const auto by_lifetime = [&](const Placement& a, const Placement& b) {
+    if (a.last - a.first != b.last - b.first) return a.last - a.first > b.last - b.first;
+    return by_size(a, b);
+  };
+  const auto by_start = [&](const Placement& a, const Placement& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return by_size(a, b);
+  };
+  std::vector<Placement> best;
+  size_t best_arena = SIZE_MAX;
+  for (int order = 0; order < 3; ++order) {
+    if (order == 0) std::sort(items.begin(), items.end(), by_size);
+    if (order == 1) std::sort(items.begin(), items.end(), by_lifetime);
+    if (order == 2) std::sort(items.begin(), items.end(), by_start);
+    const size_t arena = place_in_order(items);
+    if (arena < best_arena) {
+      best_arena = arena;
+      best = items;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> input_descs,
+                               const PlanOptions& options) {
+  EF_ASSIGN_OR_RETURN(ValueShapes shapes, infer_value_shapes(graph, input_descs, options));
+  const size_t value_count = graph.values().size();
+  MemoryPlan plan;
+  plan.descs = std::move(shapes.descs);
+  plan.known = std::move(shapes.known);
+  plan.node_folded = std::move(shapes.node_folded);
+  plan.offset.assign(value_count, -1);
+  plan.first_node.assign(value_count, -1);
+  plan.last_node.assign(value_count, -1);
+
+  std::vector<bool> is_graph_output(value_count, false);
+  for (ValueId output : graph.outputs()) is_graph_output[static_cast<size_t>(output)] = true;
+  const auto& nodes = graph.nodes();
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (plan.node_folded[n]) continue;
+    for (ValueId output : nodes[n].outputs) {
+      const auto v = static_cast<size_t>(output);
+      if (is_graph_output[v] || plan.descs[v].nbytes() == 0) continue;
+      plan.first_node[v] = plan.last_node[v] = static_cast<NodeId>(n);
+    }
+  }
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (plan.node_folded[n]) continue;
+    for (ValueId input : nodes[n].inputs) {
+      if (input == kNoValue) continue;
+      const auto v = static_cast<size_t>(input);
+      if (plan.first_node[v] >= 0) plan.last_node[v] = std::max(plan.last_node[v], static_cast<NodeId>(n));
+    }
+  }
+  plan.node_skipped = plan.node_folded;
+  plan.alias_of.assign(value_count, kNoValue);
+  alias_concat_inputs(graph, plan);
+  plan.in_place_of.assign(value_count, kNoValue);
+  if (options.in_place) reuse_dying_inputs(graph, plan);
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (plan.node_skipped[n]) continue;
+    for (ValueId input : nodes[n].inputs) {
+      if (input != kNoValue && !plan.known[static_cast<size_t>(input)].has_data()) {
+        plan.activation_bytes_moved += plan.descs[static_cast<size_t>(input)].nbytes();
+      }
+    }
+    for (ValueId output : nodes[n].outputs) {
+      plan.activation_bytes_moved += plan.descs[static_cast<size_t>(output)].nbytes();
+    }
+  }
+
+  // A chain of in-place values shares its first value's bytes: widen that value's placement
+  // lifetime to the chain's end. Values come in node order, so an input's root is known first.
+  std::vector<ValueId> root(value_count, kNoValue);
+  std::vector<NodeId> group_last = plan.last_node;
+  for (size_t v = 0; v < value_count; ++v) root[v] = static_cast<ValueId>(v);
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    for (ValueId output : nodes[n].outputs) {
+      const ValueId source = plan.in_place_of[static_cast<size_t>(output)];
+      if (source == kNoValue) continue;
+      const ValueId r = root[static_cast<size_t>(source)];
+      root[static_cast<size_t>(output)] = r;
+      group_last[static_cast<size_t>(r)] =
+          std::max(group_last[static_cast<size_t>(r)], plan.last_node[static_cast<size_t>(output)]);
+    }
+  }
+
+  std::vector<Placement> items;
+  std::vector<size_t> live_delta(nodes.size() + 1, 0);  // aligned bytes starting / ending per node
+  std::vector<size_t> dead_delta(nodes.size() + 1, 0);
+  for (size_t v = 0; v < value_count; ++v) {
+    if (plan.first_node[v] < 0) continue;
+    plan.unplanned_bytes += plan.descs[v].nbytes();
+    if (plan.alias_of[v] != kNoValue || plan.in_place_of[v] != kNoValue) continue;  // placed with another
+    const Placement item{static_cast<ValueId>(v), align_up(plan.descs[v].nbytes()), plan.first_node[v], group_last[v]};
+    items.push_back(item);
+    live_delta[static_cast<size_t>(item.first)] += item.bytes;
+    dead_delta[static_cast<size_t>(item.last) + 1] += item.bytes;
+  }
+  size_t live = 0;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    live = live + live_delta[n] - dead_delta[n];
+    plan.peak_live_bytes = std::max(plan.peak_live_bytes, live);
+  }
+
+  const std::vector<Placement> placed = place_best_of_orders(std::move(items));
+  for (const Placement& item : placed) {
+    plan.offset[static_cast<size_t>(item.value)] = static_cast<int64_t>(item.offset);
+    plan.arena_bytes = std::max(plan.arena_bytes, item.offset + item.bytes);
+  }
+  for (size_t v = 0; v < value_count; ++v) {
+    const ValueId target = plan.alias_of[v];
+    if (target != kNoValue) plan.offset[v] += plan.offset[static_cast<size_t>(target)];
+    if (plan.in_place_of[v] != kNoValue) plan.offset[v] = plan.offset[static_cast<size_t>(root[v])];
+  }
+  return plan;
+}
+
+Status verify_memory_plan(const Graph& graph, const MemoryPlan& plan) {
+  const size_t value_count = graph.values().size();
+  if (plan.offset.size() != value_count || plan.descs.size() != value_count || plan.first_node.size() != value_count ||
+      plan.last_node.size() != value_count || plan.alias_of.size() != value_count ||
+      plan.in_place_of.size() != value_count) {
+    return Status(StatusCode::kInternal, "plan vectors do not match the graph's value count");
+  }
+  std::vector<size_t> arena_values;
+  for (size_t v = 0; v < value_count; ++v) {
+    if (plan.offset[v] < 0) continue;
+    const auto offset = static_cast<size_t>(plan.offset[v]);
+    const std::string& name = graph.values()[v].name;
+    if (offset % kPlanAlignment != 0) return Status(StatusCode::kInternal, make_message("'", name, "' is unaligned"));
+    if (offset + plan.descs[v].nbytes() > plan.arena_bytes) {
+      return Status(StatusCode::kInternal, make_message("'", name, "' ends past the arena"));
+    }
+    if (plan.first_node[v] < 0 || plan.first_node[v] > plan.last_node[v]) {
+      return Status(StatusCode::kInternal, make_message("'", name, "' has a bad lifetime"));
+    }
+    arena_values.push_back(v);
+  }
+  for (size_t i = 0; i < arena_values.size(); ++i) {
+    for (size_t j = i + 1; j < arena_values.size(); ++j) {
+      const size_t a = arena_values[i];
+      const size_t b = arena_values[j];
+      if (!lifetimes_overlap(plan.first_node[a], plan.last_node[a], plan.first_node[b], plan.last_node[b])) continue;
+      if (plan.alias_of[a] == static_cast<ValueId>(b) || plan.alias_of[b] == static_cast<ValueId>(a)) {
+        const size_t block = plan.alias_of[a] == static_cast<ValueId>(b) ? a : b;
+        const size_t whole = block == a ? b : a;
+        const bool inside = plan.offset[block] >= plan.offset[whole] &&
+                            plan.offset[block] + static_cast<int64_t>(plan.descs[block].nbytes()) <=
+                                plan.offset[whole] + static_cast<int64_t>(plan.descs[whole].nbytes());
+        if (!inside) {
+          return Status(StatusCode::kInternal,
+                        make_message("'", graph.values()[block].name, "' lies outside its Concat output"));
+        }
+        continue;
+      }
+      // An in-place output shares its source's bytes at the one node where both are alive.
+      const bool in_place =
+          (plan.in_place_of[a] == static_cast<ValueId>(b) && plan.last_node[b] == plan.first_node[a]) ||
+          (plan.in_place_of[b] == static_cast<ValueId>(a) && plan.last_node[a] == plan.first_node[b]);
+      if (in_place && plan.offset[a] == plan.offset[b]) continue;
+      const auto begin_a = static_cast<size_t>(plan.offset[a]);
+      const auto begin_b = static_cast<size_t>(plan.offset[b]);
+      if (begin_a < begin_b + plan.descs[b].nbytes() && begin_b < begin_a + plan.descs[a].nbytes()) {
+        return Status(StatusCode::kInternal,
+                      make_message("'", graph.values()[a].name, "' and '", graph.values()[b].name,
+                                   "' are alive together and share bytes"));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace edgefuse

@@ -1,0 +1,91 @@
+// Static memory planning: for concrete input shapes, infer every value's description, fold the
+// values that depend only on input shapes and constants (Shape -> Gather -> Concat chains that
+// feed Reshape), and place every intermediate activation at an offset in one arena so that values
+// whose lifetimes overlap never share bytes.
+//
+// Arena layout: intermediate value v occupies [offset[v], offset[v] + descs[v].nbytes()), offsets
+// kPlanAlignment-aligned. Lifetime of v: [producer node, last consumer node], both inclusive, so a
+// node's inputs and outputs never share bytes (kernels may read any input element after writing
+// any output element). Graph inputs, initializers, graph outputs, folded values and empty values
+// are not in the arena (offset -1): the caller keeps graph outputs, so they get their own storage.
+//
+// Concat aliasing: when a Concat's output is in the arena, every dim before its axis is 1 (so each
+// input is one contiguous block of the output) and every input is an arena value, each input is
+// placed inside the output at its block's offset, its producer writes it there, and the Concat
+// node is skipped. The output's lifetime then spans its inputs' lifetimes. Only done when every
+// block offset is aligned, an input aliases into one Concat only, and Concats do not nest.
+//
+// In place: the output of a pointwise op (Relu, Sigmoid, Add, Mul, ...; their kernels read
+// element i before writing element i) takes the bytes of an input with the same description
+// that dies at that node, when neither is part of a Concat alias.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "runtime/graph.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace edgefuse {
+
+inline constexpr size_t kPlanAlignment = kTensorAlignment;
+
+struct PlanOptions {
+  bool reference_kernels = false;  // fold with the reference kernels (as the executor would run them)
+  bool in_place = true;            // pointwise outputs may take a dying input's bytes (see above)
+  // Largest value folded at plan time; bigger constant-only results stay computed at run time.
+  int64_t max_folded_elements = 1 << 16;
+};
+
+// Every value's description for given input descriptions, plus the values known before running.
+struct ValueShapes {
+  std::vector<TensorDesc> descs;  // per value
+  // Per value: data known at plan time (initializers, and folded values), else a tensor without data.
+  std::vector<Tensor> known;
+  std::vector<bool> node_folded;  // per node: all its outputs are folded; running it is not needed
+};
+
+// Runs each node's shape rule in order over meta tensors (initializer data for constants). A node
+// whose inputs are all known (or a Shape node, which needs only its input's description) is run
+// at plan time and its outputs become known. kUnsupported when a rule needs values of an input
+// that is only known at run time: then no static plan exists for this graph. Errors name the node.
+Result<ValueShapes> infer_value_shapes(const Graph& graph, std::span<const TensorDesc> input_descs,
+                                       const PlanOptions& options = {});
+
+struct MemoryPlan {
+  std::vector<TensorDesc> descs;     // per value
+  std::vector<Tensor> known;         // per value: see ValueShapes::known
+  std::vector<bool> node_folded;     // per node: see ValueShapes::node_folded
+  std::vector<bool> node_skipped;    // per node: nothing to run (folded, or a Concat made of aliases)
+  std::vector<int64_t> offset;       // per value: byte offset in the arena, -1 = not in the arena
+  std::vector<ValueId> alias_of;     // per value: the Concat output it is a block of, else kNoValue
+  std::vector<ValueId> in_place_of;  // per value: the dying input whose bytes it takes, else kNoValue
+  // Lifetime per arena value (-1 for others): from its producer (for a Concat output with aliased
+  // inputs, its first input's producer) to the last node that reads it (or its block's Concat output).
+  std::vector<NodeId> first_node;
+  std::vector<NodeId> last_node;
+  size_t arena_bytes = 0;
+  size_t unplanned_bytes = 0;         // sum of the arena values' sizes: one buffer per tensor
+  size_t peak_live_bytes = 0;         // most bytes (aligned sizes) of arena values alive at one node
+  size_t activation_bytes_moved = 0;  // per run (not skipped) node: bytes of its non-constant inputs + outputs
+  int concats_aliased = 0;            // Concat nodes skipped because their inputs are written in place
+
+  bool in_arena(ValueId v) const { return offset[static_cast<size_t>(v)] >= 0; }
+};
+
+// Plans memory for the graph at the given input descriptions (one per graph input, in order).
+// Placement is greedy best-fit: in a given order, each value goes into the smallest gap between
+// placed values whose lifetimes overlap its own (or above them all). Three orders are tried
+// (largest first, longest-lived first, earliest first); the smallest arena wins.
+Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> input_descs,
+                               const PlanOptions& options = {});
+
+// Checks the plan's invariants (for tests): every arena value's bytes lie within the arena at an
+// aligned offset, and no two arena values with overlapping lifetimes share a byte unless one is
+// an aliased block of the other or takes the other's bytes in place.
+Status verify_memory_plan(const Graph& graph, const MemoryPlan& plan);
+
+}  // namespace edgefuse

@@ -1,0 +1,120 @@
+// The activation a Conv node applies to each output before storing it (its "epilogue"), set by
+// the fuser's fuse_conv_activation pass as node attributes:
+//   fused_activation: "relu" | "leaky_relu" | "clip" | "sigmoid" | "hard_swish" | "hard_sigmoid" | "silu"
+//   fused_alpha (leaky_relu: 0.01, hard_sigmoid: 0.2), fused_beta (hard_sigmoid: 0.5),
+//   fused_min, fused_max (clip: float lowest and max)
+// Each follows the formula of the op it replaces (unary_math.h); silu is x * sigmoid(x).
+// Header-only so both Conv kernels share it without another runtime source file.
+#pragma once
+
+#include <limits>
+#include <string>
+
+#include "runtime/attributes.h"
+#include "runtime/ops/unary_math.h"
+#include "runtime/ops/vector_math.h"
+#include "runtime/status.h"
+
+namespace edgefuse {
+
+struct ConvEpilogue {
+  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kHardSwish, kHardSigmoid, kSilu };
+  Kind kind = Kind::kNone;
+  float alpha = 0;
+  float beta = 0;
+  float min = 0;
+  float max = 0;
+
+  // The reference formula, in T (double in the reference kernel).
+  template <typename T>
+  T apply(T x) const {
+    switch (kind) {
+      case Kind::kNone:
+        return x;
+      case Kind::kRelu:
+        return unary_math::relu(x);
+      case Kind::kLeakyRelu:
+        return unary_math::leaky_relu(x, T(alpha));
+      case Kind::kClip:
+        return unary_math::clip(x, T(min), T(max));
+      case Kind::kSigmoid:
+        return unary_math::sigmoid(x);
+      case Kind::kHardSwish:
+        return unary_math::hard_swish(x);
+      case Kind::kHardSigmoid:
+        return unary_math::hard_sigmoid(x, T(alpha), T(beta));
+      case Kind::kSilu:
+        return x * unary_math::sigmoid(x);
+    }
+    return x;
+  }
+
+  // Applies the epilogue in place to `count` f32 values; one branch-free loop per kind, so each
+  // vectorises (sigmoid through vector_math's f32 exp, as the standalone Sigmoid kernel does).
+  void apply_f32(float* data, int64_t count) const {
+    switch (kind) {
+      case Kind::kNone:
+        return;
+      case Kind::kRelu:
+        for (int64_t i = 0; i < count; ++i) data[i] = unary_math::relu(data[i]);
+        return;
+      case Kind::kLeakyRelu: {
+        const float a = alpha;
+        for (int64_t i = 0; i < count; ++i) data[i] = unary_math::leaky_relu(data[i], a);
+        return;
+      }
+      case Kind::kClip: {
+        const float lo = min, hi = max;
+        for (int64_t i = 0; i < count; ++i) data[i] = unary_math::clip(data[i], lo, hi);
+        return;
+      }
+      case Kind::kSigmoid:
+        for (int64_t i = 0; i < count; ++i) data[i] = vector_math::sigmoid_f32(data[i]);
+        return;
+      case Kind::kHardSwish:
+        for (int64_t i = 0; i < count; ++i) data[i] = unary_math::hard_swish(data[i]);
+        return;
+      case Kind::kHardSigmoid: {
+        const float a = alpha, b = beta;
+        for (int64_t i = 0; i < count; ++i) data[i] = unary_math::hard_sigmoid(data[i], a, b);
+        return;
+      }
+      case Kind::kSilu:
+        for (int64_t i = 0; i < count; ++i) data[i] = data[i] * vector_math::sigmoid_f32(data[i]);
+        return;
+    }
+  }
+};
+
+// Reads the fused_* attributes of a Conv node; an unknown activation name is an invalid model.
+inline Result<ConvEpilogue> conv_epilogue(const Attributes& attrs) {
+  using Kind = ConvEpilogue::Kind;
+  ConvEpilogue e;
+  if (!attrs.has("fused_activation")) return e;
+  const std::string name = attrs.get_string("fused_activation", "");
+  if (name == "relu") {
+    e.kind = Kind::kRelu;
+  } else if (name == "leaky_relu") {
+    e.kind = Kind::kLeakyRelu;
+    e.alpha = attrs.get_float("fused_alpha", 0.01f);
+  } else if (name == "clip") {
+    e.kind = Kind::kClip;
+    e.min = attrs.get_float("fused_min", std::numeric_limits<float>::lowest());
+    e.max = attrs.get_float("fused_max", std::numeric_limits<float>::max());
+  } else if (name == "sigmoid") {
+    e.kind = Kind::kSigmoid;
+  } else if (name == "hard_swish") {
+    e.kind = Kind::kHardSwish;
+  } else if (name == "hard_sigmoid") {
+    e.kind = Kind::kHardSigmoid;
+    e.alpha = attrs.get_float("fused_alpha", 0.2f);
+    e.beta = attrs.get_float("fused_beta", 0.5f);
+  } else if (name == "silu") {
+    e.kind = Kind::kSilu;
+  } else {
+    return invalid_model("unknown fused_activation '", name, "'");
+  }
+  return e;
+}
+
+}  // namespace edgefuse

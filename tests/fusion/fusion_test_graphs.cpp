@@ -1,0 +1,73 @@
+#include "tests/fusion/fusion_test_graphs.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "runtime/executor.h"
+#include "tests/support/numerics.h"
+
+namespace edgefuse::test {
+
+ValueId GraphMaker::input(Shape shape) {
+  const ValueId id = graph_.add_value("input" + std::to_string(counter_++), TensorDesc{DType::kF32, std::move(shape)});
+  graph_.inputs().push_back(id);
+  return id;
+}
+
+ValueId GraphMaker::constant(Tensor data) {
+  return graph_.add_initializer("const" + std::to_string(counter_++), std::move(data));
+}
+
+ValueId GraphMaker::random_constant(Shape shape, std::mt19937& rng, double lo, double hi) {
+  return constant(random_tensor(DType::kF32, std::move(shape), rng, lo, hi));
+}
+
+ValueId GraphMaker::node(OpKind op, std::vector<ValueId> inputs, Attributes attrs) {
+  const int id = counter_++;
+  const ValueId out = graph_.add_value("value" + std::to_string(id), TensorDesc{DType::kF32, {}});
+  Node n;
+  n.op = op;
+  n.name = std::string(op_name(op)) + std::to_string(id);
+  n.inputs = std::move(inputs);
+  n.outputs = {out};
+  n.attrs = std::move(attrs);
+  graph_.add_node(std::move(n));
+  return out;
+}
+
+int count_nodes(const Graph& graph, OpKind op) {
+  return static_cast<int>(
+      std::count_if(graph.nodes().begin(), graph.nodes().end(), [&](const Node& n) { return n.op == op; }));
+}
+
+std::vector<Tensor> random_inputs_for(const Graph& graph, std::mt19937& rng) {
+  std::vector<Tensor> inputs;
+  for (ValueId id : graph.inputs()) inputs.push_back(random_tensor(DType::kF32, graph.value(id).desc.shape, rng));
+  return inputs;
+}
+
+std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inputs, bool reference_kernels) {
+  ExecutorOptions options;
+  options.threads = 1;
+  options.reference_kernels = reference_kernels;
+  Result<Executor> executor = Executor::create(std::make_shared<const Graph>(graph), options);
+  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
+  Result<std::vector<Tensor>> outputs = executor->run(inputs);
+  REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
+  return std::move(outputs).value();
+}
+
+double max_relative_l2(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected) {
+  REQUIRE(actual.size() == expected.size());
+  double worst = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    REQUIRE(actual[i].shape() == expected[i].shape());
+    const ErrorStats stats = compare_tensors(actual[i], expected[i]);
+    REQUIRE(stats.mismatched_nan == 0);
+    worst = std::max(worst, stats.relative_l2);
+  }
+  return worst;
+}
+
+}  // namespace edgefuse::test

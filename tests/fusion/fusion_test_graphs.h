@@ -1,0 +1,40 @@
+// Helpers for the fusion tests: build small graphs in the IR, run them, compare runs.
+#pragma once
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/graph.h"
+
+namespace edgefuse::test {
+
+// Appends values and nodes with generated names; outputs are f32 values of unknown shape.
+class GraphMaker {
+ public:
+  ValueId input(Shape shape);
+  ValueId constant(Tensor data);
+  ValueId random_constant(Shape shape, std::mt19937& rng, double lo = -1.0, double hi = 1.0);
+  // Adds a node with one output and returns that output.
+  ValueId node(OpKind op, std::vector<ValueId> inputs, Attributes attrs = {});
+  void output(ValueId value) { graph_.outputs().push_back(value); }
+  Graph& graph() { return graph_; }
+
+ private:
+  Graph graph_;
+  int counter_ = 0;
+};
+
+int count_nodes(const Graph& graph, OpKind op);
+
+// Random f32 inputs for every graph input (shapes must be static).
+std::vector<Tensor> random_inputs_for(const Graph& graph, std::mt19937& rng);
+
+// Runs `graph` on `inputs`; fails the current test on error.
+std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inputs, bool reference_kernels);
+
+// Largest relative L2 error between corresponding outputs (fails on a count or shape mismatch).
+double max_relative_l2(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected);
+
+}  // namespace edgefuse::test

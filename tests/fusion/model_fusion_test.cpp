@@ -1,0 +1,86 @@
+// The fuser on the real models: node counts before and after (measured, asserted exactly so a
+// change in any pass shows up here), and fused == unfused outputs on random inputs.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <random>
+#include <string>
+
+#include "fusion/pass_manager.h"
+#include "models/onnx/onnx_importer.h"
+#include "tests/fusion/fusion_test_graphs.h"
+#include "tests/support/assets.h"
+
+namespace edgefuse::test {
+namespace {
+
+struct Fused {
+  Graph original;
+  Graph fused;
+  std::map<std::string, int> changes;  // per pass
+};
+
+Fused import_and_fuse(const std::filesystem::path& path) {
+  Result<std::shared_ptr<Graph>> graph = import_onnx_file(path.string());
+  REQUIRE_MESSAGE(graph.is_ok(), graph.status().to_string());
+  Fused result{**graph, **graph, {}};
+  Result<std::vector<PassReport>> reports = optimize_graph(result.fused);
+  REQUIRE_MESSAGE(reports.is_ok(), reports.status().to_string());
+  for (const PassReport& report : *reports) result.changes[report.pass] = report.changes;
+  MESSAGE(path.filename().string(), ": ", result.original.nodes().size(), " -> ", result.fused.nodes().size(),
+          " nodes\n", format_pass_reports(*reports));
+  return result;
+}
+
+void check_outputs_match(const Fused& model) {
+  std::mt19937 rng(21);
+  const std::vector<Tensor> inputs = random_inputs_for(model.original, rng);
+  const std::vector<Tensor> expected = run_graph(model.original, inputs, false);
+  CHECK(max_relative_l2(run_graph(model.fused, inputs, false), expected) <= 1e-5);
+}
+
+TEST_CASE("YOLOX-nano: SiLU and BatchNorm fused into the convs, outputs unchanged") {
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const Fused model = import_and_fuse(path);
+  MESSAGE("Sigmoid ", count_nodes(model.original, OpKind::kSigmoid), " -> ", count_nodes(model.fused, OpKind::kSigmoid),
+          ", Mul ", count_nodes(model.original, OpKind::kMul), " -> ", count_nodes(model.fused, OpKind::kMul),
+          ", Conv ", count_nodes(model.original, OpKind::kConv), " -> ", count_nodes(model.fused, OpKind::kConv));
+  CHECK(count_nodes(model.original, OpKind::kSigmoid) == 110);
+  CHECK(count_nodes(model.original, OpKind::kMul) == 104);
+  // The export has BatchNorm folded already and no identities; every Sigmoid follows a Conv
+  // (104 SiLU pairs, and the 6 objectness/class Sigmoids of the head), so all of them fuse.
+  CHECK(model.original.nodes().size() == 369);
+  CHECK(model.fused.nodes().size() == 155);
+  CHECK(model.changes.at("fuse_conv_activation") == 110);
+  CHECK(model.changes.at("fold_batchnorm_into_conv") == 0);
+  CHECK(count_nodes(model.fused, OpKind::kSigmoid) == 0);
+  CHECK(count_nodes(model.fused, OpKind::kMul) == 0);
+  CHECK(count_nodes(model.fused, OpKind::kConv) == 113);
+  check_outputs_match(model);
+}
+
+TEST_CASE("BlazeFace front and back: fused outputs unchanged") {
+  struct Expected {
+    std::string name;
+    size_t nodes_before, nodes_after;
+    int folded, residuals, activations;
+  };
+  // BlazeBlocks end in Relu(Add(Conv(...), skip)): the Add becomes the Conv's residual, then the
+  // Relu its epilogue. The front model's 11 folds are its constant Reshape targets.
+  const Expected models[] = {{"models/blazeface_front_128.onnx", 104, 60, 11, 16, 17},
+                             {"models/blazeface_back_256.onnx", 149, 83, 2, 31, 33}};
+  for (const Expected& expected : models) {
+    CAPTURE(expected.name);
+    ASSET_OR_SKIP(path, expected.name);
+    const Fused model = import_and_fuse(path);
+    CHECK(model.original.nodes().size() == expected.nodes_before);
+    CHECK(model.fused.nodes().size() == expected.nodes_after);
+    CHECK(model.changes.at("fold_constants") == expected.folded);
+    CHECK(model.changes.at("fuse_conv_add") == expected.residuals);
+    CHECK(model.changes.at("fuse_conv_activation") == expected.activations);
+    check_outputs_match(model);
+  }
+}
+
+}  // namespace
+}  // namespace edgefuse::test

@@ -1,0 +1,341 @@
+// Each pass on small hand-built graphs: node counts before and after, the legality rules (what
+// must not be rewritten), and fused == unfused numerics on random inputs.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "fusion/pass_manager.h"
+#include "fusion/passes.h"
+#include "tests/fusion/fusion_test_graphs.h"
+
+namespace edgefuse::test {
+namespace {
+
+constexpr double kTolerance = 1e-5;  // relative L2, fused vs unfused
+
+// Runs `pass` on a copy of `graph` and checks the outputs agree on random inputs (both kernel sets).
+Graph apply_and_compare(const Graph& graph, Status (*pass)(Graph&, PassReport&), int expected_changes) {
+  Graph fused = graph;
+  PassReport report;
+  REQUIRE(pass(fused, report).is_ok());
+  REQUIRE_MESSAGE(fused.verify().is_ok(), fused.verify().to_string());
+  CHECK(report.changes == expected_changes);
+  CHECK(static_cast<int>(report.details.size()) == report.changes);
+  std::mt19937 rng(7);
+  const std::vector<Tensor> inputs = random_inputs_for(graph, rng);
+  for (bool reference : {false, true}) {
+    const double error = max_relative_l2(run_graph(fused, inputs, reference), run_graph(graph, inputs, reference));
+    CHECK(error <= kTolerance);
+  }
+  return fused;
+}
+
+Attributes conv_attrs(int64_t pad, int64_t group = 1) {
+  Attributes a;
+  a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+  a.set("group", group);
+  return a;
+}
+
+TEST_CASE("eliminate_identity rewires consumers and keeps graph output names") {
+  GraphMaker m;
+  const ValueId x = m.input({1, 2, 3, 3});
+  const ValueId r = m.node(OpKind::kRelu, {x});
+  const ValueId i1 = m.node(OpKind::kIdentity, {r});
+  const ValueId s = m.node(OpKind::kSigmoid, {i1});
+  const ValueId i2 = m.node(OpKind::kIdentity, {s});  // graph output: the Sigmoid writes it directly
+  const ValueId i3 = m.node(OpKind::kIdentity, {x});  // input -> output: must stay
+  m.output(i2);
+  m.output(i3);
+  const std::string output_name = m.graph().value(i2).name;
+  const Graph fused = apply_and_compare(m.graph(), fusion::eliminate_identity, 2);
+  CHECK(count_nodes(fused, OpKind::kIdentity) == 1);
+  CHECK(fused.nodes().size() == 3);
+  CHECK(fused.value(fused.outputs()[0]).name == output_name);
+  CHECK(fused.node(fused.value(fused.outputs()[0]).producer).op == OpKind::kSigmoid);
+}
+
+TEST_CASE("fold_constants evaluates constant subgraphs and static Shape chains") {
+  std::mt19937 rng(1);
+  GraphMaker m;
+  const ValueId x = m.input({2, 3, 4, 5});
+  const ValueId a = m.random_constant({5}, rng);
+  const ValueId b = m.random_constant({5}, rng);
+  const ValueId sum = m.node(OpKind::kAdd, {a, b});  // constant: folds
+  const ValueId scaled = m.node(OpKind::kMul, {x, sum});
+  // Reshape(scaled, Concat(Unsqueeze(Gather(Shape(scaled), 0)), [-1])): the exporters' flatten.
+  const ValueId shape = m.node(OpKind::kShape, {scaled});
+  Attributes axis0;
+  axis0.set("axis", int64_t{0});
+  const ValueId batch = m.node(OpKind::kGather, {shape, m.constant(Tensor::scalar<int64_t>(0))}, axis0);
+  const ValueId batch1 = m.node(OpKind::kUnsqueeze, {batch, m.constant(Tensor::from_vector<int64_t>({1}, {0}))});
+  const ValueId target = m.node(OpKind::kConcat, {batch1, m.constant(Tensor::from_vector<int64_t>({1}, {-1}))}, axis0);
+  const ValueId flat = m.node(OpKind::kReshape, {scaled, target});
+  m.output(flat);
+  CHECK(m.graph().nodes().size() == 7);
+  const Graph fused = apply_and_compare(m.graph(), fusion::fold_constants, 5);
+  CHECK(fused.nodes().size() == 2);  // Mul and Reshape
+  CHECK(count_nodes(fused, OpKind::kShape) == 0);
+  const ValueId reshape_target = fused.nodes()[1].inputs[1];
+  REQUIRE(fused.value(reshape_target).initializer.has_value());
+  CHECK(fused.value(reshape_target).initializer->to_int64_vector() == std::vector<int64_t>{2, -1});
+}
+
+TEST_CASE("fold_constants leaves dynamic shapes, graph outputs and oversized results alone") {
+  GraphMaker m;
+  const ValueId x = m.input({-1, 3});  // unknown batch: Shape cannot fold
+  Attributes axis0;
+  axis0.set("axis", int64_t{0});
+  m.output(m.node(OpKind::kGather, {m.node(OpKind::kShape, {x}), m.constant(Tensor::scalar<int64_t>(1))}, axis0));
+  const ValueId c = m.constant(Tensor::from_vector<float>({2}, {1, 2}));
+  m.output(m.node(OpKind::kRelu, {c}));  // constant, but a graph output: stays computed
+  // ConstantOfShape of 64 Mi floats: over the fold cap.
+  const ValueId big = m.node(OpKind::kConstantOfShape, {m.constant(Tensor::from_vector<int64_t>({1}, {1 << 26}))});
+  m.output(m.node(OpKind::kShape, {big}));
+  Graph graph = m.graph();
+  PassReport report;
+  REQUIRE(fusion::fold_constants(graph, report).is_ok());
+  CHECK(report.changes == 0);
+  CHECK(graph.nodes().size() == 5);
+}
+
+TEST_CASE("fold_batchnorm_into_conv scales weights and bias, with and without a conv bias") {
+  for (bool with_bias : {false, true}) {
+    CAPTURE(with_bias);
+    std::mt19937 rng(2);
+    GraphMaker m;
+    const ValueId x = m.input({1, 3, 7, 7});
+    std::vector<ValueId> conv_inputs = {x, m.random_constant({4, 3, 3, 3}, rng)};
+    if (with_bias) conv_inputs.push_back(m.random_constant({4}, rng));
+    const ValueId y = m.node(OpKind::kConv, conv_inputs, conv_attrs(1));
+    Attributes eps;
+    eps.set("epsilon", 1e-3f);
+    const ValueId bn = m.node(OpKind::kBatchNormalization,
+                              {y, m.random_constant({4}, rng, 0.5, 2.0), m.random_constant({4}, rng),
+                               m.random_constant({4}, rng), m.random_constant({4}, rng, 0.1, 2.0)},
+                              eps);
+    m.output(bn);
+    const Graph fused = apply_and_compare(m.graph(), fusion::fold_batchnorm_into_conv, 1);
+    CHECK(fused.nodes().size() == 1);
+    CHECK(fused.nodes()[0].op == OpKind::kConv);
+    CHECK(fused.nodes()[0].input_count() == 3);
+  }
+}
+
+TEST_CASE("fold_batchnorm_into_conv needs a single-consumer conv output and constant parameters") {
+  std::mt19937 rng(3);
+  GraphMaker m;
+  const ValueId x = m.input({1, 2, 5, 5});
+  const ValueId y = m.node(OpKind::kConv, {x, m.random_constant({2, 2, 1, 1}, rng)});
+  const ValueId bn =
+      m.node(OpKind::kBatchNormalization, {y, m.random_constant({2}, rng), m.random_constant({2}, rng),
+                                           m.random_constant({2}, rng), m.random_constant({2}, rng, 0.1, 1.0)});
+  m.output(bn);
+  m.output(m.node(OpKind::kRelu, {y}));  // a second reader of the conv output
+  const ValueId y2 = m.node(OpKind::kConv, {x, m.random_constant({2, 2, 1, 1}, rng)});
+  const ValueId scale = m.input({2});  // not a constant
+  m.output(m.node(OpKind::kBatchNormalization, {y2, scale, m.random_constant({2}, rng), m.random_constant({2}, rng),
+                                                m.random_constant({2}, rng, 0.1, 1.0)}));
+  Graph graph = m.graph();
+  PassReport report;
+  REQUIRE(fusion::fold_batchnorm_into_conv(graph, report).is_ok());
+  CHECK(report.changes == 0);
+  CHECK(count_nodes(graph, OpKind::kBatchNormalization) == 2);
+}
+
+TEST_CASE("fuse_conv_activation fuses every supported activation") {
+  struct Case {
+    const char* name;
+    OpKind op;
+    Attributes attrs;
+    bool clip_bounds;
+  };
+  Attributes leaky;
+  leaky.set("alpha", 0.1f);
+  Attributes hard_sigmoid;
+  hard_sigmoid.set("alpha", 0.25f);
+  hard_sigmoid.set("beta", 0.4f);
+  const Case cases[] = {{"relu", OpKind::kRelu, {}, false},
+                        {"leaky_relu", OpKind::kLeakyRelu, leaky, false},
+                        {"sigmoid", OpKind::kSigmoid, {}, false},
+                        {"hard_swish", OpKind::kHardSwish, {}, false},
+                        {"hard_sigmoid", OpKind::kHardSigmoid, hard_sigmoid, false},
+                        {"clip", OpKind::kClip, {}, true},
+                        {"clip", OpKind::kClip, {}, false}};
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    std::mt19937 rng(4);
+    GraphMaker m;
+    const ValueId x = m.input({1, 4, 6, 6});
+    const ValueId y =
+        m.node(OpKind::kConv, {x, m.random_constant({4, 4, 3, 3}, rng), m.random_constant({4}, rng)}, conv_attrs(1));
+    std::vector<ValueId> act_inputs = {y};
+    if (c.clip_bounds) {
+      act_inputs.push_back(m.constant(Tensor::scalar<float>(-0.5f)));
+      act_inputs.push_back(m.constant(Tensor::scalar<float>(0.7f)));
+    }
+    m.output(m.node(c.op, act_inputs, c.attrs));
+    const Graph fused = apply_and_compare(m.graph(), fusion::fuse_conv_activation, 1);
+    REQUIRE(fused.nodes().size() == 1);
+    CHECK(fused.nodes()[0].attrs.get_string("fused_activation", "") == c.name);
+  }
+}
+
+TEST_CASE("fuse_conv_activation fuses SiLU in either operand order") {
+  for (bool sigmoid_first : {false, true}) {
+    std::mt19937 rng(5);
+    GraphMaker m;
+    const ValueId x = m.input({1, 3, 5, 5});
+    const ValueId y = m.node(OpKind::kConv, {x, m.random_constant({6, 3, 1, 1}, rng)});
+    const ValueId s = m.node(OpKind::kSigmoid, {y});
+    m.output(m.node(OpKind::kMul, sigmoid_first ? std::vector<ValueId>{s, y} : std::vector<ValueId>{y, s}));
+    const Graph fused = apply_and_compare(m.graph(), fusion::fuse_conv_activation, 1);
+    REQUIRE(fused.nodes().size() == 1);
+    CHECK(fused.nodes()[0].attrs.get_string("fused_activation", "") == "silu");
+  }
+}
+
+TEST_CASE("fuse_conv_activation respects graph outputs and extra readers") {
+  std::mt19937 rng(6);
+  GraphMaker m;
+  const ValueId x = m.input({1, 2, 4, 4});
+  // Conv output is a graph output: its activation cannot be folded in.
+  const ValueId y1 = m.node(OpKind::kConv, {x, m.random_constant({2, 2, 1, 1}, rng)});
+  m.output(y1);
+  m.output(m.node(OpKind::kRelu, {y1}));
+  // SiLU whose Sigmoid output is also read elsewhere.
+  const ValueId y2 = m.node(OpKind::kConv, {x, m.random_constant({2, 2, 1, 1}, rng)});
+  const ValueId s2 = m.node(OpKind::kSigmoid, {y2});
+  m.output(m.node(OpKind::kMul, {y2, s2}));
+  m.output(m.node(OpKind::kRelu, {s2}));
+  // Conv read by two activations.
+  const ValueId y3 = m.node(OpKind::kConv, {x, m.random_constant({2, 2, 1, 1}, rng)});
+  m.output(m.node(OpKind::kRelu, {y3}));
+  m.output(m.node(OpKind::kTanh, {y3}));
+  Graph graph = m.graph();
+  const size_t nodes = graph.nodes().size();
+  PassReport report;
+  REQUIRE(fusion::fuse_conv_activation(graph, report).is_ok());
+  CHECK(report.changes == 0);
+  CHECK(graph.nodes().size() == nodes);
+}
+
+// fold_constants first, so the values carry the static shapes fuse_conv_add checks.
+Status fold_then_fuse_conv_add(Graph& graph, PassReport& report) {
+  PassReport folded;
+  EF_RETURN_IF_ERROR(fusion::fold_constants(graph, folded));
+  return fusion::fuse_conv_add(graph, report);
+}
+
+TEST_CASE("fuse_conv_add fuses a same-shaped residual, also one computed after the conv") {
+  for (bool residual_first : {false, true}) {
+    CAPTURE(residual_first);
+    std::mt19937 rng(10);
+    GraphMaker m;
+    const ValueId x = m.input({1, 4, 6, 6});
+    Attributes pool;
+    pool.set("kernel_shape", std::vector<int64_t>{3, 3});
+    pool.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    ValueId skip = residual_first ? m.node(OpKind::kMaxPool, {x}, pool) : kNoValue;
+    const ValueId y =
+        m.node(OpKind::kConv, {x, m.random_constant({4, 4, 3, 3}, rng), m.random_constant({4}, rng)}, conv_attrs(1));
+    if (!residual_first) skip = m.node(OpKind::kMaxPool, {x}, pool);  // after the conv in node order
+    m.output(m.node(OpKind::kAdd, residual_first ? std::vector<ValueId>{skip, y} : std::vector<ValueId>{y, skip}));
+    const Graph fused = apply_and_compare(m.graph(), fold_then_fuse_conv_add, 1);
+    REQUIRE(fused.nodes().size() == 2);
+    CHECK(fused.nodes()[1].op == OpKind::kConv);
+    CHECK(fused.nodes()[1].input_count() == 4);
+  }
+}
+
+TEST_CASE("fuse_conv_add then fuse_conv_activation: act(conv + residual) in one node") {
+  std::mt19937 rng(13);
+  GraphMaker m;
+  const ValueId x = m.input({1, 3, 5, 5});
+  const ValueId y = m.node(OpKind::kConv, {x, m.random_constant({3, 1, 3, 3}, rng)}, conv_attrs(1, 3));  // depthwise
+  m.output(m.node(OpKind::kRelu, {m.node(OpKind::kAdd, {y, x})}));
+  Graph graph = m.graph();
+  Result<std::vector<PassReport>> reports = optimize_graph(graph);
+  REQUIRE(reports.is_ok());
+  REQUIRE(graph.nodes().size() == 1);
+  CHECK(graph.nodes()[0].input_count() == 4);
+  CHECK(graph.nodes()[0].attrs.get_string("fused_activation", "") == "relu");
+  std::mt19937 input_rng(14);
+  const std::vector<Tensor> inputs = random_inputs_for(m.graph(), input_rng);
+  for (bool reference : {false, true}) {
+    CHECK(max_relative_l2(run_graph(graph, inputs, reference), run_graph(m.graph(), inputs, true)) <= kTolerance);
+  }
+}
+
+TEST_CASE("fuse_conv_add leaves broadcasts, shared conv outputs and activated convs alone") {
+  std::mt19937 rng(15);
+  GraphMaker m;
+  const ValueId x = m.input({1, 2, 4, 4});
+  const auto conv = [&] { return m.node(OpKind::kConv, {x, m.random_constant({2, 2, 1, 1}, rng)}); };
+  m.output(m.node(OpKind::kAdd, {conv(), m.random_constant({2, 1, 1}, rng)}));  // broadcast
+  const ValueId shared = conv();
+  m.output(m.node(OpKind::kAdd, {shared, x}));
+  m.output(m.node(OpKind::kRelu, {shared}));  // second reader
+  const ValueId twice = conv();
+  m.output(m.node(OpKind::kAdd, {twice, twice}));  // y + y: no separate residual
+  const ValueId activated = conv();
+  m.output(m.node(OpKind::kAdd, {m.node(OpKind::kRelu, {activated}), x}));  // Add after the activation
+  Graph graph = m.graph();
+  const size_t nodes = graph.nodes().size();
+  PassReport report;
+  REQUIRE(fold_then_fuse_conv_add(graph, report).is_ok());
+  CHECK(report.changes == 0);
+  CHECK(graph.nodes().size() == nodes);
+}
+
+TEST_CASE("optimize_graph runs the passes in order, verifies, and can be switched off") {
+  std::mt19937 rng(8);
+  GraphMaker m;
+  const ValueId x = m.input({1, 3, 8, 8});
+  const ValueId y = m.node(OpKind::kConv, {x, m.random_constant({4, 3, 3, 3}, rng)}, conv_attrs(1));
+  const ValueId bn =
+      m.node(OpKind::kBatchNormalization, {y, m.random_constant({4}, rng, 0.5, 1.5), m.random_constant({4}, rng),
+                                           m.random_constant({4}, rng), m.random_constant({4}, rng, 0.5, 1.5)});
+  const ValueId dropout = m.node(OpKind::kIdentity, {bn});
+  const ValueId s = m.node(OpKind::kSigmoid, {dropout});
+  m.output(m.node(OpKind::kMul, {dropout, s}));
+
+  Graph off = m.graph();
+  FusionOptions disabled;
+  disabled.enabled = false;
+  Result<std::vector<PassReport>> none = optimize_graph(off, disabled);
+  REQUIRE(none.is_ok());
+  CHECK(none->empty());
+  CHECK(off.nodes().size() == 5);
+
+  Graph fused = m.graph();
+  Result<std::vector<PassReport>> reports = optimize_graph(fused);
+  REQUIRE(reports.is_ok());
+  REQUIRE(reports->size() == 5);
+  CHECK((*reports)[0].pass == "eliminate_identity");
+  CHECK((*reports)[0].changes == 1);
+  CHECK((*reports)[2].pass == "fold_batchnorm_into_conv");
+  CHECK((*reports)[2].changes == 1);
+  CHECK((*reports)[3].pass == "fuse_conv_add");
+  CHECK((*reports)[3].changes == 0);
+  CHECK((*reports)[4].pass == "fuse_conv_activation");
+  CHECK((*reports)[4].changes == 1);
+  CHECK(fused.nodes().size() == 1);
+  CHECK(format_pass_reports(*reports).find("fuse_conv_activation: 1 change\n") != std::string::npos);
+  std::mt19937 input_rng(9);
+  const std::vector<Tensor> inputs = random_inputs_for(m.graph(), input_rng);
+  CHECK(max_relative_l2(run_graph(fused, inputs, false), run_graph(m.graph(), inputs, true)) <= kTolerance);
+}
+
+TEST_CASE("EDGEFUSE_NO_FUSION=1 is the environment switch") {
+  ::setenv("EDGEFUSE_NO_FUSION", "1", 1);
+  CHECK(fusion_disabled_by_env());
+  ::setenv("EDGEFUSE_NO_FUSION", "0", 1);
+  CHECK_FALSE(fusion_disabled_by_env());
+  ::unsetenv("EDGEFUSE_NO_FUSION");
+  CHECK_FALSE(fusion_disabled_by_env());
+}
+
+}  // namespace
+}  // namespace edgefuse::test

@@ -1,0 +1,168 @@
+// Property test: random small graphs (chains of Conv, BatchNormalization, activations, SiLU,
+// Add, Concat, MaxPool, Identity and constant subexpressions, with random shapes and constant
+// weights; intermediate values sometimes graph outputs) give the same outputs after
+// optimize_graph as before, with both kernel sets. Seeded, so a failure names its case.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "fusion/pass_manager.h"
+#include "tests/fusion/fusion_test_graphs.h"
+
+namespace edgefuse::test {
+namespace {
+
+struct Current {
+  ValueId value;
+  Shape shape;  // [1, C, H, W]
+};
+
+int64_t pick(std::mt19937& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+ValueId add_activation(GraphMaker& m, ValueId x, std::mt19937& rng) {
+  switch (pick(rng, 0, 6)) {
+    case 0:
+      return m.node(OpKind::kRelu, {x});
+    case 1: {
+      Attributes a;
+      a.set("alpha", 0.1f);
+      return m.node(OpKind::kLeakyRelu, {x}, a);
+    }
+    case 2:
+      return m.node(OpKind::kSigmoid, {x});
+    case 3:
+      return m.node(OpKind::kHardSwish, {x});
+    case 4:
+      return m.node(OpKind::kHardSigmoid, {x});
+    case 5:
+      return m.node(OpKind::kClip,
+                    {x, m.constant(Tensor::scalar<float>(-0.5f)), m.constant(Tensor::scalar<float>(0.8f))});
+    default:
+      return m.node(OpKind::kMul, {x, m.node(OpKind::kSigmoid, {x})});  // SiLU
+  }
+}
+
+Current add_conv(GraphMaker& m, const Current& in, std::mt19937& rng) {
+  const int64_t channels = in.shape[1];
+  const bool depthwise = channels > 1 && pick(rng, 0, 3) == 0;
+  const int64_t out_channels = depthwise ? channels : pick(rng, 1, 8);
+  const int64_t kernel = pick(rng, 0, 1) == 0 ? 1 : 3;
+  const int64_t stride = in.shape[2] >= 4 && in.shape[3] >= 4 && pick(rng, 0, 3) == 0 ? 2 : 1;
+  const int64_t pad = kernel / 2;
+  const int64_t group = depthwise ? channels : 1;
+  const double bound = 1.5 / std::sqrt(static_cast<double>(channels / group * kernel * kernel));
+  std::vector<ValueId> inputs = {
+      in.value, m.random_constant({out_channels, channels / group, kernel, kernel}, rng, -bound, bound)};
+  if (pick(rng, 0, 1) == 1) inputs.push_back(m.random_constant({out_channels}, rng, -0.5, 0.5));
+  Attributes attrs;
+  attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+  attrs.set("strides", std::vector<int64_t>{stride, stride});
+  attrs.set("group", group);
+  const int64_t h = (in.shape[2] + 2 * pad - kernel) / stride + 1;
+  const int64_t w = (in.shape[3] + 2 * pad - kernel) / stride + 1;
+  return {m.node(OpKind::kConv, inputs, attrs), {1, out_channels, h, w}};
+}
+
+// One random graph; `history` holds every value so far for Add/Concat partners.
+Graph random_graph(std::mt19937& rng) {
+  GraphMaker m;
+  Current cur{kNoValue, {1, pick(rng, 1, 6), pick(rng, 3, 10), pick(rng, 3, 10)}};
+  cur.value = m.input(cur.shape);
+  std::vector<Current> history = {cur};
+  const int64_t steps = pick(rng, 2, 7);
+  for (int64_t step = 0; step < steps; ++step) {
+    const int64_t c = cur.shape[1];
+    switch (pick(rng, 0, 9)) {
+      case 0:
+      case 1:
+      case 2:
+        cur = add_conv(m, cur, rng);
+        break;
+      case 3:
+        cur = add_conv(m, cur, rng);
+        cur.value =
+            m.node(OpKind::kBatchNormalization,
+                   {cur.value, m.random_constant({cur.shape[1]}, rng, 0.5, 1.5), m.random_constant({cur.shape[1]}, rng),
+                    m.random_constant({cur.shape[1]}, rng), m.random_constant({cur.shape[1]}, rng, 0.2, 2.0)});
+        break;
+      case 4:
+        cur.value = add_activation(m, cur.value, rng);
+        break;
+      case 5: {  // residual Add with an earlier value of the same shape, or a folded constant
+        ValueId partner = kNoValue;
+        for (const Current& h : history) {
+          if (h.shape == cur.shape && h.value != cur.value) partner = h.value;
+        }
+        if (partner == kNoValue) {
+          partner = m.node(OpKind::kMul, {m.random_constant({c, 1, 1}, rng), m.random_constant({c, 1, 1}, rng)});
+        }
+        cur.value = m.node(OpKind::kAdd, {cur.value, partner});
+        break;
+      }
+      case 6: {  // Concat on channels with an earlier value of the same spatial size (or itself)
+        Current partner = cur;
+        for (const Current& h : history) {
+          if (h.shape[2] == cur.shape[2] && h.shape[3] == cur.shape[3]) partner = h;
+        }
+        Attributes axis;
+        axis.set("axis", int64_t{1});
+        cur.value = m.node(OpKind::kConcat, {cur.value, partner.value}, axis);
+        cur.shape[1] += partner.shape[1];
+        break;
+      }
+      case 7: {
+        Attributes attrs;
+        const bool halve = cur.shape[2] >= 2 && cur.shape[3] >= 2 && pick(rng, 0, 1) == 0;
+        attrs.set("kernel_shape", std::vector<int64_t>{halve ? 2 : 3, halve ? 2 : 3});
+        attrs.set("strides", std::vector<int64_t>{halve ? 2 : 1, halve ? 2 : 1});
+        attrs.set("pads", std::vector<int64_t>(4, halve ? 0 : 1));
+        cur.value = m.node(OpKind::kMaxPool, {cur.value}, attrs);
+        if (halve) cur.shape = {1, c, cur.shape[2] / 2, cur.shape[3] / 2};
+        break;
+      }
+      case 8:
+        cur.value = m.node(OpKind::kIdentity, {cur.value});
+        break;
+      default:
+        cur = add_conv(m, cur, rng);
+        cur.value = add_activation(m, cur.value, rng);
+        break;
+    }
+    history.push_back(cur);
+    if (pick(rng, 0, 7) == 0) m.output(cur.value);  // an intermediate graph output
+  }
+  m.output(cur.value);
+  return m.graph();
+}
+
+TEST_CASE("random graphs: fused equals unfused") {
+  constexpr int kCases = 240;
+  int changes = 0;
+  int fewer_nodes = 0;
+  for (int seed = 0; seed < kCases; ++seed) {
+    CAPTURE(seed);
+    std::mt19937 rng(static_cast<unsigned>(seed));
+    const Graph original = random_graph(rng);
+    REQUIRE_MESSAGE(original.verify().is_ok(), original.verify().to_string());
+    Graph fused = original;
+    Result<std::vector<PassReport>> reports = optimize_graph(fused);
+    REQUIRE_MESSAGE(reports.is_ok(), reports.status().to_string());
+    for (const PassReport& report : *reports) changes += report.changes;
+    fewer_nodes += fused.nodes().size() < original.nodes().size() ? 1 : 0;
+    const std::vector<Tensor> inputs = random_inputs_for(original, rng);
+    const std::vector<Tensor> expected = run_graph(original, inputs, true);
+    for (bool reference : {false, true}) {
+      CAPTURE(reference);
+      CHECK(max_relative_l2(run_graph(fused, inputs, reference), expected) <= 1e-5);
+    }
+  }
+  MESSAGE("random graphs: ", changes, " rewrites, ", fewer_nodes, " of ", kCases, " graphs shrank");
+  CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
+}
+
+}  // namespace
+}  // namespace edgefuse::test

@@ -1,0 +1,110 @@
+#include "runtime/executor.h"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <random>
+
+#include "tests/runtime/random_graph.h"
+#include "tests/support/numerics.h"
+
+using namespace edgefuse;
+using namespace edgefuse::test;
+
+namespace {
+
+Executor make_executor(std::shared_ptr<const Graph> graph, ExecutorOptions options) {
+  Result<Executor> executor = Executor::create(std::move(graph), options);
+  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
+  return std::move(*executor);
+}
+
+std::vector<Tensor> run_ok(Executor& executor, std::span<const Tensor> inputs) {
+  Result<std::vector<Tensor>> outputs = executor.run(inputs);
+  REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
+  return std::move(*outputs);
+}
+
+bool bit_identical(const Tensor& a, const Tensor& b) {
+  return a.desc() == b.desc() && (a.nbytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the planned executor gives bit-identical outputs to the dynamic one, with a poisoned arena") {
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 40; ++trial) {
+    CAPTURE(trial);
+    const auto graph = make_random_graph(rng, 4 + trial % 20, /*dynamic_batch=*/false);
+    const Tensor x = random_tensor(DType::kF32, {1, 4, 4, 8}, rng);
+    Executor planned = make_executor(graph, {.threads = 2, .poison_arena = true});
+    Executor dynamic = make_executor(graph, {.threads = 2, .plan_memory = false});
+    const std::vector<Tensor> expected = run_ok(dynamic, std::span(&x, 1));
+    CHECK(dynamic.memory_plan() == nullptr);
+    for (int run = 0; run < 2; ++run) {  // the second run finds the arena holding the first run's values
+      const std::vector<Tensor> actual = run_ok(planned, std::span(&x, 1));
+      REQUIRE(planned.memory_plan() != nullptr);
+      REQUIRE(actual.size() == expected.size());
+      for (size_t i = 0; i < actual.size(); ++i) CHECK(bit_identical(actual[i], expected[i]));
+    }
+  }
+}
+
+TEST_CASE("plans are cached per input shape: a new batch size plans once, then reuses") {
+  std::mt19937 rng(7);
+  const auto graph = make_random_graph(rng, 12, /*dynamic_batch=*/true);
+  Executor planned = make_executor(graph, {.threads = 1, .poison_arena = true});
+  Executor dynamic = make_executor(graph, {.threads = 1, .plan_memory = false});
+  const auto check_batch = [&](int64_t batch, int expected_plans) {
+    CAPTURE(batch);
+    const Tensor x = random_tensor(DType::kF32, {batch, 4, 4, 8}, rng);
+    const std::vector<Tensor> actual = run_ok(planned, std::span(&x, 1));
+    const std::vector<Tensor> expected = run_ok(dynamic, std::span(&x, 1));
+    CHECK(planned.plans_built() == expected_plans);
+    REQUIRE(planned.memory_plan() != nullptr);
+    CHECK(planned.memory_plan()->descs[static_cast<size_t>(graph->inputs()[0])].shape[0] == batch);
+    for (size_t i = 0; i < actual.size(); ++i) CHECK(bit_identical(actual[i], expected[i]));
+  };
+  check_batch(1, 1);
+  check_batch(1, 1);
+  check_batch(3, 2);
+  check_batch(3, 2);
+  check_batch(1, 2);
+  CHECK(dynamic.plans_built() == 0);
+}
+
+TEST_CASE("outputs returned to the caller survive later runs") {
+  std::mt19937 rng(11);
+  const auto graph = make_random_graph(rng, 10, /*dynamic_batch=*/false);
+  Executor executor = make_executor(graph, {.threads = 1});
+  const Tensor x1 = random_tensor(DType::kF32, {1, 4, 4, 8}, rng);
+  const Tensor x2 = random_tensor(DType::kF32, {1, 4, 4, 8}, rng);
+  const std::vector<Tensor> first = run_ok(executor, std::span(&x1, 1));
+  std::vector<Tensor> first_copy;
+  for (const Tensor& t : first) first_copy.push_back(t.clone());
+  run_ok(executor, std::span(&x2, 1));
+  for (size_t i = 0; i < first.size(); ++i) CHECK(bit_identical(first[i], first_copy[i]));
+}
+
+TEST_CASE("a graph without a static plan runs on the dynamic path") {
+  auto graph = std::make_shared<Graph>();
+  const ValueId x = graph->add_value("x", TensorDesc{DType::kF32, {2, 3}});
+  const ValueId dims = graph->add_value("dims", TensorDesc{DType::kI64, {2}});
+  const ValueId r = graph->add_value("r", TensorDesc{DType::kF32, {-1, -1}});
+  const ValueId y = graph->add_value("y", TensorDesc{DType::kF32, {-1, -1}});
+  graph->inputs() = {x, dims};
+  graph->add_node(Node{.op = OpKind::kReshape, .name = "reshape", .inputs = {x, dims}, .outputs = {r}});
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "relu", .inputs = {r}, .outputs = {y}});
+  graph->outputs().push_back(y);
+  Executor executor = make_executor(graph, {.threads = 1});
+  const Tensor inputs[] = {Tensor::from_vector<float>({2, 3}, {-1, 2, -3, 4, -5, 6}),
+                           Tensor::from_vector<int64_t>({2}, {3, 2})};
+  const std::vector<Tensor> outputs = run_ok(executor, inputs);
+  CHECK(executor.memory_plan() == nullptr);
+  CHECK(executor.plans_built() == 1);
+  REQUIRE(outputs[0].shape() == Shape{3, 2});
+  const std::span<const float> values = outputs[0].values<float>();
+  CHECK(std::vector<float>(values.begin(), values.end()) == std::vector<float>{0, 2, 0, 4, 0, 6});
+  run_ok(executor, inputs);
+  CHECK(executor.plans_built() == 1);  // the failed attempt is cached too
+}

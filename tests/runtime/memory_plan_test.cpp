@@ -1,0 +1,257 @@
+#include "runtime/memory_plan.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "tests/runtime/random_graph.h"
+
+using namespace edgefuse;
+using namespace edgefuse::test;
+
+namespace {
+
+constexpr size_t kBuffer = 4 * 4 * 8 * sizeof(float);  // 512 bytes: a multiple of kPlanAlignment
+
+// x -> Relu a -> Relu b -> Relu c -> Relu y: each intermediate dies at the next node.
+std::shared_ptr<Graph> relu_chain() {
+  auto graph = std::make_shared<Graph>();
+  const TensorDesc desc{DType::kF32, {1, 4, 4, 8}};
+  ValueId previous = graph->add_value("x", desc);
+  graph->inputs().push_back(previous);
+  for (const char* name : {"a", "b", "c", "y"}) {
+    const ValueId next = graph->add_value(name, desc);
+    graph->add_node(Node{.op = OpKind::kRelu, .name = name, .inputs = {previous}, .outputs = {next}});
+    previous = next;
+  }
+  graph->outputs().push_back(previous);
+  return graph;
+}
+
+size_t aligned(size_t bytes) {
+  return (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+}
+
+}  // namespace
+
+TEST_CASE("a chain of pointwise ops needs two buffers: a value dies when the next node has read it") {
+  const auto graph = relu_chain();
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), PlanOptions{.in_place = false});
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
+  CHECK(plan->offset[id("x")] == -1);  // graph input
+  CHECK(plan->offset[id("y")] == -1);  // graph output: the caller keeps it
+  CHECK(plan->first_node[id("b")] == 1);
+  CHECK(plan->last_node[id("b")] == 2);
+  CHECK(plan->offset[id("a")] != plan->offset[id("b")]);
+  CHECK(plan->offset[id("c")] == plan->offset[id("a")]);  // a is dead once b exists
+  CHECK(plan->arena_bytes == 2 * aligned(kBuffer));
+  CHECK(plan->peak_live_bytes == 2 * aligned(kBuffer));
+  CHECK(plan->unplanned_bytes == 3 * kBuffer);
+  CHECK(plan->activation_bytes_moved == 4 * 2 * kBuffer);  // each node reads one and writes one
+}
+
+TEST_CASE("in place, a chain of pointwise ops needs one buffer: each output takes its dying input's bytes") {
+  const auto graph = relu_chain();
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1));
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  const Status valid = verify_memory_plan(*graph, *plan);
+  REQUIRE_MESSAGE(valid.is_ok(), valid.to_string());
+  const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
+  CHECK(plan->in_place_of[id("a")] == kNoValue);  // x is a graph input: never overwritten
+  CHECK(plan->in_place_of[id("b")] == static_cast<ValueId>(id("a")));
+  CHECK(plan->in_place_of[id("c")] == static_cast<ValueId>(id("b")));
+  CHECK(plan->in_place_of[id("y")] == kNoValue);  // graph output
+  CHECK(plan->offset[id("b")] == plan->offset[id("a")]);
+  CHECK(plan->offset[id("c")] == plan->offset[id("a")]);
+  CHECK(plan->arena_bytes == kBuffer);
+  CHECK(plan->peak_live_bytes == kBuffer);
+  CHECK(plan->unplanned_bytes == 3 * kBuffer);
+}
+
+TEST_CASE("an input read after the node, or of another description, is not overwritten in place") {
+  auto graph = std::make_shared<Graph>();
+  const TensorDesc desc{DType::kF32, {1, 4, 4, 8}};
+  const ValueId x = graph->add_value("x", desc);
+  const ValueId a = graph->add_value("a", desc);
+  const ValueId b = graph->add_value("b", desc);
+  const ValueId bias = graph->add_initializer("bias", Tensor::from_vector<float>({4, 1, 1}, {1, 2, 3, 4}));
+  const ValueId c = graph->add_value("c", desc);
+  const ValueId y = graph->add_value("y", desc);
+  graph->inputs().push_back(x);
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "relu", .inputs = {x}, .outputs = {a}});
+  graph->add_node(Node{.op = OpKind::kSigmoid, .name = "sigmoid", .inputs = {a}, .outputs = {b}});  // a read later
+  graph->add_node(Node{.op = OpKind::kAdd, .name = "add", .inputs = {bias, b}, .outputs = {c}});    // b dies here
+  graph->add_node(Node{.op = OpKind::kMul, .name = "mul", .inputs = {a, c}, .outputs = {y}});
+  graph->outputs().push_back(y);
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&desc, 1));
+  REQUIRE(plan.is_ok());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  CHECK(plan->in_place_of[static_cast<size_t>(b)] == kNoValue);
+  CHECK(plan->in_place_of[static_cast<size_t>(c)] == b);  // input 1: the broadcast bias is input 0
+  CHECK(plan->offset[static_cast<size_t>(c)] == plan->offset[static_cast<size_t>(b)]);
+  CHECK(plan->offset[static_cast<size_t>(a)] != plan->offset[static_cast<size_t>(b)]);
+}
+
+TEST_CASE("Shape -> Reshape chains are folded at plan time; run-time shape operands make planning unsupported") {
+  auto graph = std::make_shared<Graph>();
+  const TensorDesc desc{DType::kF32, {2, 3}};
+  const ValueId x = graph->add_value("x", desc);
+  const ValueId dims = graph->add_value("dims", TensorDesc{DType::kI64, {2}});
+  const ValueId r = graph->add_value("r", desc);
+  const ValueId y = graph->add_value("y", desc);
+  graph->inputs().push_back(x);
+  graph->add_node(Node{.op = OpKind::kShape, .name = "shape", .inputs = {x}, .outputs = {dims}});
+  graph->add_node(Node{.op = OpKind::kReshape, .name = "reshape", .inputs = {x, dims}, .outputs = {r}});
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "relu", .inputs = {r}, .outputs = {y}});
+  graph->outputs().push_back(y);
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&desc, 1));
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  CHECK(plan->node_folded == std::vector<bool>{true, false, false});
+  REQUIRE(plan->known[static_cast<size_t>(dims)].has_data());
+  CHECK(plan->known[static_cast<size_t>(dims)].to_int64_vector() == std::vector<int64_t>{2, 3});
+  CHECK(plan->offset[static_cast<size_t>(dims)] == -1);
+  CHECK(plan->offset[static_cast<size_t>(r)] == 0);
+  // Reshape reads x (24 bytes) and writes r; Relu reads r and writes y; the folded dims are not counted.
+  CHECK(plan->activation_bytes_moved == 4 * 24);
+
+  // The same Reshape with its shape operand fed from outside has no static plan.
+  auto runtime_shape = std::make_shared<Graph>();
+  const ValueId x2 = runtime_shape->add_value("x", desc);
+  const ValueId dims2 = runtime_shape->add_value("dims", TensorDesc{DType::kI64, {2}});
+  const ValueId y2 = runtime_shape->add_value("y", desc);
+  runtime_shape->inputs() = {x2, dims2};
+  runtime_shape->add_node(Node{.op = OpKind::kReshape, .name = "reshape", .inputs = {x2, dims2}, .outputs = {y2}});
+  runtime_shape->outputs().push_back(y2);
+  const TensorDesc descs[] = {desc, TensorDesc{DType::kI64, {2}}};
+  Result<MemoryPlan> unsupported = plan_memory(*runtime_shape, descs);
+  REQUIRE_FALSE(unsupported.is_ok());
+  CHECK(unsupported.status().code() == StatusCode::kUnsupported);
+  CHECK(unsupported.status().message().find("reshape") != std::string::npos);
+}
+
+TEST_CASE("plans of random graphs are valid: in the arena, aligned, no live overlap, arena >= peak live") {
+  std::mt19937 rng(1234);
+  int concats_aliased = 0;
+  int nodes_folded = 0;
+  int in_place = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    CAPTURE(trial);
+    const auto graph = make_random_graph(rng, 3 + trial % 25, /*dynamic_batch=*/false);
+    REQUIRE(graph->verify().is_ok());
+    const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+    Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1));
+    REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+    const Status valid = verify_memory_plan(*graph, *plan);
+    REQUIRE_MESSAGE(valid.is_ok(), valid.to_string());
+    CHECK(plan->arena_bytes >= plan->peak_live_bytes);
+    // One buffer per tensor: every value a node produces at run time that is not a graph output.
+    size_t intermediate_bytes = 0;
+    for (size_t n = 0; n < graph->nodes().size(); ++n) {
+      if (plan->node_folded[n]) continue;
+      for (ValueId output : graph->nodes()[n].outputs) {
+        bool is_output = false;
+        for (ValueId graph_output : graph->outputs()) is_output = is_output || graph_output == output;
+        if (!is_output) intermediate_bytes += plan->descs[static_cast<size_t>(output)].nbytes();
+      }
+    }
+    CHECK(plan->unplanned_bytes == intermediate_bytes);
+    CHECK(plan->arena_bytes <= aligned(plan->unplanned_bytes) + 64 * graph->values().size());
+    concats_aliased += plan->concats_aliased;
+    in_place += static_cast<int>(
+        std::count_if(plan->in_place_of.begin(), plan->in_place_of.end(), [](ValueId v) { return v != kNoValue; }));
+    nodes_folded += static_cast<int>(std::count(plan->node_folded.begin(), plan->node_folded.end(), true));
+  }
+  // The property covered the interesting cases.
+  CHECK(concats_aliased > 5);
+  CHECK(nodes_folded > 5);
+  CHECK(in_place > 5);
+}
+
+TEST_CASE("verify_memory_plan catches values that are alive together and share bytes") {
+  const auto graph = relu_chain();
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), PlanOptions{.in_place = false});
+  REQUIRE(plan.is_ok());
+  const auto a = static_cast<size_t>(*graph->find_value("a"));
+  const auto b = static_cast<size_t>(*graph->find_value("b"));
+  plan->offset[b] = plan->offset[a];
+  CHECK_FALSE(verify_memory_plan(*graph, *plan).is_ok());
+  plan->offset[b] = static_cast<int64_t>(plan->arena_bytes);  // past the end
+  CHECK_FALSE(verify_memory_plan(*graph, *plan).is_ok());
+}
+
+TEST_CASE("plan_memory rejects a wrong number of input descriptions") {
+  const auto graph = relu_chain();
+  CHECK(plan_memory(*graph, {}).status().code() == StatusCode::kInvalidArgument);
+}
+
+namespace {
+
+// x -> Relu a, Sigmoid b -> Concat(a, b) on `axis` -> c -> Relu y.
+std::shared_ptr<Graph> concat_graph(int64_t axis) {
+  auto graph = std::make_shared<Graph>();
+  const TensorDesc desc{DType::kF32, {1, 4, 4, 8}};
+  Shape joined = desc.shape;
+  joined[static_cast<size_t>(axis)] *= 2;
+  const ValueId x = graph->add_value("x", desc);
+  const ValueId a = graph->add_value("a", desc);
+  const ValueId b = graph->add_value("b", desc);
+  const ValueId c = graph->add_value("c", TensorDesc{DType::kF32, joined});
+  const ValueId y = graph->add_value("y", TensorDesc{DType::kF32, joined});
+  graph->inputs().push_back(x);
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "relu", .inputs = {x}, .outputs = {a}});
+  graph->add_node(Node{.op = OpKind::kSigmoid, .name = "sigmoid", .inputs = {x}, .outputs = {b}});
+  Node concat{.op = OpKind::kConcat, .name = "concat", .inputs = {a, b}, .outputs = {c}};
+  concat.attrs.set("axis", axis);
+  graph->add_node(std::move(concat));
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "relu_out", .inputs = {c}, .outputs = {y}});
+  graph->outputs().push_back(y);
+  return graph;
+}
+
+}  // namespace
+
+TEST_CASE("Concat inputs are written in place into the Concat output when each is one contiguous block") {
+  const auto graph = concat_graph(1);
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1));
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  const Status valid = verify_memory_plan(*graph, *plan);
+  REQUIRE_MESSAGE(valid.is_ok(), valid.to_string());
+  const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
+  CHECK(plan->concats_aliased == 1);
+  CHECK(plan->node_skipped == std::vector<bool>{false, false, true, false});
+  CHECK(plan->alias_of[id("a")] == static_cast<ValueId>(id("c")));
+  CHECK(plan->offset[id("a")] == plan->offset[id("c")]);
+  CHECK(plan->offset[id("b")] == plan->offset[id("c")] + static_cast<int64_t>(kBuffer));
+  CHECK(plan->first_node[id("c")] == 0);  // from a's producer
+  CHECK(plan->arena_bytes == 2 * kBuffer);
+  CHECK(plan->unplanned_bytes == 4 * kBuffer);  // a, b and c, one buffer each
+  // relu: 1 + 1 buffers, sigmoid: 1 + 1, concat: skipped, relu_out: 2 + 2.
+  CHECK(plan->activation_bytes_moved == 8 * kBuffer);
+}
+
+TEST_CASE("Concat inputs are not aliased where they would be strided blocks of the output") {
+  const auto graph = concat_graph(2);  // dims before the axis multiply to 4: each input is 4 blocks
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1));
+  REQUIRE(plan.is_ok());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  CHECK(plan->concats_aliased == 0);
+  CHECK(plan->node_skipped == std::vector<bool>{false, false, false, false});
+  CHECK(plan->arena_bytes == 4 * kBuffer);  // a and b (alive together), then c
+}
+
+TEST_CASE("verify_memory_plan catches an aliased block outside its Concat output") {
+  const auto graph = concat_graph(1);
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1));
+  REQUIRE(plan.is_ok());
+  plan->offset[static_cast<size_t>(*graph->find_value("b"))] += static_cast<int64_t>(kBuffer);
+  CHECK_FALSE(verify_memory_plan(*graph, *plan).is_ok());
+}
