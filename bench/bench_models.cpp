@@ -18,10 +18,12 @@
 #include <opencv2/core/utility.hpp>
 #include <opencv2/dnn.hpp>
 
+#include "fusion/pass_manager.h"
 #include "models/onnx/onnx_importer.h"
 #include "pipeline/cli/args.h"
 #include "pipeline/cli/bench_support.h"
 #include "runtime/executor.h"
+#include "runtime/memory_plan.h"
 #include "runtime/thread_pool.h"
 
 namespace edgefuse::bench {
@@ -91,15 +93,18 @@ class Engine {
   virtual std::string run() = 0;                 // "" on success, else why not
 };
 
+// edgefuse either fused (graph passes + planned arena) or eager (the imported graph as it is,
+// one buffer per tensor): the baseline the fuser is measured against.
 class EdgefuseEngine final : public Engine {
  public:
-  EdgefuseEngine(std::shared_ptr<const Graph> graph, std::vector<Tensor> inputs)
-      : graph_(std::move(graph)), inputs_(std::move(inputs)) {}
+  EdgefuseEngine(std::shared_ptr<const Graph> graph, std::vector<Tensor> inputs, bool fused)
+      : graph_(std::move(graph)), inputs_(std::move(inputs)), fused_(fused) {}
 
   std::string prepare(int threads) override {
     executor_.reset();
     ExecutorOptions options;
     options.threads = threads;
+    options.plan_memory = fused_;
     Result<Executor> executor = Executor::create(graph_, options);
     if (!executor.is_ok()) return executor.status().message();
     executor_.emplace(std::move(executor).value());
@@ -114,6 +119,7 @@ class EdgefuseEngine final : public Engine {
  private:
   std::shared_ptr<const Graph> graph_;
   std::vector<Tensor> inputs_;
+  bool fused_;
   std::optional<Executor> executor_;
 };
 
@@ -201,12 +207,12 @@ std::string cell(const Measurement& measurement) {
   return text;
 }
 
-std::string ratio_cell(const Measurement& edgefuse, const Measurement& opencv) {
-  if (!edgefuse.failure.empty() || !opencv.failure.empty()) return "n/a";
+std::string ratio_cell(const Measurement& numerator, const Measurement& denominator) {
+  if (!numerator.failure.empty() || !denominator.failure.empty()) return "n/a";
   char text[32];
-  std::snprintf(
-      text, sizeof(text), "%.2f",
-      cli::summarize_latencies(edgefuse.samples_ms).median_ms / cli::summarize_latencies(opencv.samples_ms).median_ms);
+  std::snprintf(text, sizeof(text), "%.2f",
+                cli::summarize_latencies(numerator.samples_ms).median_ms /
+                    cli::summarize_latencies(denominator.samples_ms).median_ms);
   return text;
 }
 
@@ -226,16 +232,48 @@ Result<std::vector<int>> parse_thread_list(const std::string& text) {
   return threads;
 }
 
-void print_row(const std::string& model, int threads, const std::string& edgefuse, const std::string& opencv,
-               const std::string& ratio) {
-  std::printf("| %s | %d | %s | %s | %s |\n", model.c_str(), threads, edgefuse.c_str(), opencv.c_str(), ratio.c_str());
+void print_row(const std::string& model, int threads, const std::vector<std::string>& cells) {
+  std::printf("| %s | %d |", model.c_str(), threads);
+  for (const std::string& c : cells) std::printf(" %s |", c.c_str());
+  std::printf("\n");
+}
+
+// Memory figures from the plans (no timing): the eager baseline is the imported graph with one
+// buffer per tensor and no in-place or aliasing; the fused one is the optimised graph's arena.
+std::vector<std::string> memory_rows_;
+
+std::string megabytes(size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f", static_cast<double>(bytes) / 1e6);
+  return text;
+}
+
+std::string memory_row(const std::string& label, const Graph& eager, const Graph& fused,
+                       const std::vector<Tensor>& inputs) {
+  std::vector<TensorDesc> descs;
+  for (const Tensor& t : inputs) descs.push_back(t.desc());
+  PlanOptions baseline;
+  baseline.in_place = false;
+  baseline.alias_concat = false;
+  Result<MemoryPlan> eager_plan = plan_memory(eager, descs, baseline);
+  Result<MemoryPlan> fused_plan = plan_memory(fused, descs);
+  if (!eager_plan.is_ok() || !fused_plan.is_ok()) return "| " + label + " | n/a | n/a | n/a | n/a | n/a | n/a |";
+  char text[512];
+  std::snprintf(text, sizeof(text), "| %s | %zu -> %zu | %s | %s | %s | %s | %.2f |", label.c_str(),
+                eager.nodes().size(), fused.nodes().size(), megabytes(eager_plan->activation_bytes_moved).c_str(),
+                megabytes(fused_plan->activation_bytes_moved).c_str(), megabytes(eager_plan->unplanned_bytes).c_str(),
+                megabytes(fused_plan->arena_bytes).c_str(),
+                static_cast<double>(fused_plan->activation_bytes_moved) /
+                    static_cast<double>(eager_plan->activation_bytes_moved));
+  return text;
 }
 
 void bench_model(const BenchModel& model, const std::filesystem::path& assets, const std::vector<int>& thread_counts,
                  int64_t warmup, int64_t runs) {
   const std::string path = (assets / model.relative_path).string();
   auto all_rows = [&](const std::string& reason) {
-    for (int threads : thread_counts) print_row(model.label, threads, "n/a (" + reason + ")", "n/a", "n/a");
+    for (int threads : thread_counts)
+      print_row(model.label, threads, {"n/a (" + reason + ")", "n/a", "n/a", "n/a", "n/a"});
   };
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) return all_rows("model file " + path + " not found");
@@ -244,12 +282,20 @@ void bench_model(const BenchModel& model, const std::filesystem::path& assets, c
   Result<std::vector<Tensor>> inputs = cli::random_inputs(**graph);
   if (!inputs.is_ok()) return all_rows(one_line(inputs.status().message()));
 
-  EdgefuseEngine edgefuse(*graph, *inputs);
+  auto fused_graph = std::make_shared<Graph>(**graph);
+  Result<std::vector<PassReport>> passes = optimize_graph(*fused_graph);
+  if (!passes.is_ok()) return all_rows(one_line(passes.status().message()));
+
+  memory_rows_.push_back(memory_row(model.label, **graph, *fused_graph, *inputs));
+
+  EdgefuseEngine fused(fused_graph, *inputs, true);
+  EdgefuseEngine eager(*graph, *inputs, false);
   OpenCvEngine opencv(path, **graph, *inputs);
-  Engine* const engines[] = {&edgefuse, &opencv};
+  Engine* const engines[] = {&fused, &eager, &opencv};
   for (int threads : thread_counts) {
-    const std::vector<Measurement> results = measure(engines, threads, warmup, runs);
-    print_row(model.label, threads, cell(results[0]), cell(results[1]), ratio_cell(results[0], results[1]));
+    const std::vector<Measurement> r = measure(engines, threads, warmup, runs);
+    print_row(model.label, threads,
+              {cell(r[0]), cell(r[1]), cell(r[2]), ratio_cell(r[0], r[1]), ratio_cell(r[0], r[2])});
     std::fflush(stdout);
   }
 }
@@ -290,9 +336,18 @@ int run(int argc, char** argv) {
               CV_VERSION, EDGEFUSE_BUILD_TYPE, kCompiler, ThreadPool::hardware_threads());
   std::printf("latency in ms: median [min-max] of %lld interleaved runs after %lld warm-up runs; assets %s\n\n",
               static_cast<long long>(runs), static_cast<long long>(warmup), assets.string().c_str());
-  std::printf("| model | threads | edgefuse ms | OpenCV DNN ms | edgefuse / OpenCV |\n");
-  std::printf("| --- | --- | --- | --- | --- |\n");
+  std::printf("fused: graph passes + planned arena; eager: imported graph, one buffer per tensor\n\n");
+  std::printf("| model | threads | fused ms | eager ms | OpenCV DNN ms | fused / eager | fused / OpenCV |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
   for (const BenchModel& model : kModels) bench_model(model, assets, *thread_counts, warmup, runs);
+  std::printf(
+      "\nmemory per inference (MB = 1e6 bytes), from the plans: activation bytes moved = each kernel's\n"
+      "reads + writes of activations; eager buffers = one buffer per intermediate tensor\n\n");
+  std::printf(
+      "| model | nodes eager -> fused | bytes moved eager | bytes moved fused | eager buffers | fused arena | "
+      "moved fused / eager |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+  for (const std::string& row : memory_rows_) std::printf("%s\n", row.c_str());
   return 0;
 }
 

@@ -323,7 +323,7 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
   }
   plan.node_skipped = plan.node_folded;
   plan.alias_of.assign(value_count, kNoValue);
-  alias_concat_inputs(graph, plan);
+  if (options.alias_concat) alias_concat_inputs(graph, plan);
   plan.in_place_of.assign(value_count, kNoValue);
   if (options.in_place) reuse_dying_inputs(graph, plan);
   for (size_t n = 0; n < nodes.size(); ++n) {

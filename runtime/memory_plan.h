@@ -36,6 +36,7 @@ inline constexpr size_t kPlanAlignment = kTensorAlignment;
 struct PlanOptions {
   bool reference_kernels = false;  // fold with the reference kernels (as the executor would run them)
   bool in_place = true;            // pointwise outputs may take a dying input's bytes (see above)
+  bool alias_concat = true;        // Concat inputs written straight into their block of the output
   // Largest value folded at plan time; bigger constant-only results stay computed at run time.
   int64_t max_folded_elements = 1 << 16;
 };
