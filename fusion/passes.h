@@ -18,5 +18,7 @@ Status fold_batchnorm_into_conv(Graph& graph, PassReport& report);
 Status fuse_conv_add(Graph& graph, PassReport& report);
 // Records a following activation (SiLU included) on the Conv node as its epilogue.
 Status fuse_conv_activation(Graph& graph, PassReport& report);
+// Adds a same-shaped tensor to an activated Conv's output inside the Conv, after the activation.
+Status fuse_conv_activation_add(Graph& graph, PassReport& report);
 
 }  // namespace edgefuse::fusion

@@ -21,4 +21,7 @@ Status run_detect(const ParsedArgs& args);
 const CommandSpec& bench_spec();
 Status run_bench(const ParsedArgs& args);
 
+const CommandSpec& inspect_spec();
+Status run_inspect(const ParsedArgs& args);
+
 }  // namespace edgefuse::cli

@@ -15,10 +15,11 @@ namespace {
 
 using edgefuse::cli::Command;
 
-constexpr std::array<Command, 3> kCommands = {{
+constexpr std::array<Command, 4> kCommands = {{
     {edgefuse::cli::infer_spec, edgefuse::cli::run_infer},
     {edgefuse::cli::detect_spec, edgefuse::cli::run_detect},
     {edgefuse::cli::bench_spec, edgefuse::cli::run_bench},
+    {edgefuse::cli::inspect_spec, edgefuse::cli::run_inspect},
 }};
 
 void print_usage() {

@@ -56,8 +56,8 @@ Status infer_conv(const Node& node, std::span<const Tensor* const> inputs, std::
   EF_RETURN_IF_ERROR(conv_epilogue(node.attrs).status());
   Shape shape = {p.batch, p.out_channels};
   shape.insert(shape.end(), p.geometry.output.begin(), p.geometry.output.end());
-  // Input 3, the fused residual (set by the fuser's fuse_conv_add): added to the output before
-  // the activation epilogue, so it has exactly the output's shape.
+  // Input 3, the fused residual (set by the fuser's fuse_conv_add or fuse_conv_activation_add):
+  // added to the output before or after the activation epilogue, so it has exactly its shape.
   if (inputs.size() > 3 && inputs[3] != nullptr) {
     const Tensor& residual = *inputs[3];
     if (residual.dtype() != DType::kF32 || residual.shape() != shape) {
@@ -107,8 +107,14 @@ Status reference_conv(const KernelArgs& args) {
                 }
               }
             }
-            if (residual != nullptr) acc += *residual++;
-            *y++ = static_cast<float>(epilogue.apply(acc));
+            if (residual == nullptr) {
+              *y++ = static_cast<float>(epilogue.apply(acc));
+            } else if (epilogue.residual_after_activation) {
+              *y++ = static_cast<float>(epilogue.apply(acc) + static_cast<double>(*residual++));
+            } else {
+              acc += *residual++;
+              *y++ = static_cast<float>(epilogue.apply(acc));
+            }
           }
         }
       }

@@ -32,7 +32,7 @@ struct Conv2d {
   const float* x;
   const float* w;
   const float* bias;      // nullptr when absent
-  const float* residual;  // fused residual with y's layout, added before the epilogue; nullptr when absent
+  const float* residual;  // fused residual with y's layout, added before or after the epilogue; nullptr when absent
   float* y;
   ConvEpilogue epilogue;  // applied to each output block while it is still in cache
 
@@ -49,6 +49,10 @@ int64_t ceil_div(int64_t a, int64_t b) {
 void valid_output_range(int64_t offset, int64_t stride, int64_t width, int64_t out_width, int64_t& lo, int64_t& hi) {
   lo = std::clamp<int64_t>(ceil_div(-offset, stride), 0, out_width);
   hi = std::clamp<int64_t>(ceil_div(width - offset, stride), lo, out_width);
+}
+
+void add_row(float* row, const float* addend, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) row[i] += addend[i];
 }
 
 // One (n, c) plane of a depthwise conv.
@@ -79,11 +83,10 @@ void depthwise_plane(const Conv2d& c, int64_t plane) {
         }
       }
     }
-    if (residual != nullptr) {
-      const float* residual_row = residual + oy * c.ow;
-      for (int64_t ox = 0; ox < c.ow; ++ox) row[ox] += residual_row[ox];
-    }
+    const float* residual_row = residual != nullptr ? residual + oy * c.ow : nullptr;
+    if (residual_row != nullptr && !c.epilogue.residual_after_activation) add_row(row, residual_row, c.ow);
     c.epilogue.apply_f32(row, c.ow);
+    if (residual_row != nullptr && c.epilogue.residual_after_activation) add_row(row, residual_row, c.ow);
   }
 }
 
@@ -146,13 +149,15 @@ void gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t en
   if (c.bias != nullptr) {
     out.colwise() += Eigen::Map<const Eigen::VectorXf>(c.bias + g * c.mg, c.mg);
   }
-  if (c.residual != nullptr) {
+  const auto add_residual = [&] {
     out += ConstMatrixView(c.residual + (n * c.out_channels + g * c.mg) * c.output_plane() + begin, c.mg, width,
                            Eigen::OuterStride<>(c.output_plane()));
-  }
+  };
+  if (c.residual != nullptr && !c.epilogue.residual_after_activation) add_residual();
   if (c.epilogue.kind != ConvEpilogue::Kind::kNone) {
     for (int64_t row = 0; row < c.mg; ++row) c.epilogue.apply_f32(out.data() + row * c.output_plane(), width);
   }
+  if (c.residual != nullptr && c.epilogue.residual_after_activation) add_residual();
 }
 
 Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const KernelArgs& args) {

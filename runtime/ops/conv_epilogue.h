@@ -3,6 +3,9 @@
 //   fused_activation: "relu" | "leaky_relu" | "clip" | "sigmoid" | "hard_swish" | "hard_sigmoid" | "silu"
 //   fused_alpha (leaky_relu: 0.01, hard_sigmoid: 0.2), fused_beta (hard_sigmoid: 0.5),
 //   fused_min, fused_max (clip: float lowest and max)
+//   fused_residual_after_activation: 0 (default) or 1; where the fused residual (Conv input 3,
+//     conv_problem.h) is added: 0 before the activation, act(conv + B + R) (fuse_conv_add);
+//     1 after it, act(conv + B) + R (fuse_conv_activation_add)
 // Each follows the formula of the op it replaces (unary_math.h); silu is x * sigmoid(x).
 // Header-only so both Conv kernels share it without another runtime source file.
 #pragma once
@@ -24,6 +27,7 @@ struct ConvEpilogue {
   float beta = 0;
   float min = 0;
   float max = 0;
+  bool residual_after_activation = false;  // where a present residual is added (see above)
 
   // The reference formula, in T (double in the reference kernel).
   template <typename T>
@@ -90,6 +94,11 @@ struct ConvEpilogue {
 inline Result<ConvEpilogue> conv_epilogue(const Attributes& attrs) {
   using Kind = ConvEpilogue::Kind;
   ConvEpilogue e;
+  const int64_t residual_after = attrs.get_int("fused_residual_after_activation", 0);
+  if (residual_after != 0 && residual_after != 1) {
+    return invalid_model("fused_residual_after_activation is ", residual_after, ", expected 0 or 1");
+  }
+  e.residual_after_activation = residual_after == 1;
   if (!attrs.has("fused_activation")) return e;
   const std::string name = attrs.get_string("fused_activation", "");
   if (name == "relu") {

@@ -12,7 +12,8 @@ namespace edgefuse {
 
 // Conv: X [N, C, spatial...], W [M, C / group, kernel...], optional B [M] -> Y [N, M, output...].
 // Beyond ONNX, the fuser may add input 3, a residual R shaped like Y, and an activation epilogue
-// (conv_epilogue.h): Y = act(conv(X, W) + B + R).
+// (conv_epilogue.h): Y = act(conv(X, W) + B + R), or with fused_residual_after_activation = 1,
+// Y = act(conv(X, W) + B) + R.
 struct ConvProblem {
   int64_t batch = 0;
   int64_t in_channels = 0;   // C

@@ -1,7 +1,8 @@
 // The Conv epilogue (fused_activation): a fused Conv, with the optimised and the reference
 // kernel, against the unfused Conv followed by the standalone activation op, over the conv
 // kernel's paths (pointwise GEMM, im2col GEMM, depthwise, grouped, 1-D, 3-D reference fallback),
-// with and without a fused residual (Conv input 3).
+// without a fused residual (Conv input 3), with one added before the activation, and with one
+// added after it (fused_residual_after_activation).
 #include <doctest/doctest.h>
 
 #include <random>
@@ -31,9 +32,24 @@ struct Activation {
   float lo, hi;       // Clip bounds
 };
 
-// Conv [-> Add residual] -> activation as separate nodes (fused == false) or one Conv with the
-// epilogue and, when `residual`, input 3 (a second graph input shaped like the output).
-Graph conv_graph(const ConvShape& shape, const Activation& act, bool fused, bool residual, std::mt19937 rng) {
+enum class Residual { kNone, kBeforeActivation, kAfterActivation };
+
+const char* residual_name(Residual residual) {
+  switch (residual) {
+    case Residual::kNone:
+      return "none";
+    case Residual::kBeforeActivation:
+      return "before activation";
+    case Residual::kAfterActivation:
+      return "after activation";
+  }
+  return "?";
+}
+
+// Conv [-> Add residual] -> activation [-> Add residual] as separate nodes (fused == false) or one
+// Conv with the epilogue and, with a residual, input 3 (a second graph input shaped like the output).
+Graph conv_graph(const ConvShape& shape, const Activation& act, bool fused, Residual placement, std::mt19937 rng) {
+  const bool residual = placement != Residual::kNone;
   GraphMaker m;
   const ValueId x = m.input(shape.input);
   const size_t spatial = shape.input.size() - 2;
@@ -52,12 +68,13 @@ Graph conv_graph(const ConvShape& shape, const Activation& act, bool fused, bool
     attrs.set("fused_beta", act.beta);
     attrs.set("fused_min", act.lo);
     attrs.set("fused_max", act.hi);
+    if (placement == Residual::kAfterActivation) attrs.set("fused_residual_after_activation", int64_t{1});
   }
   const ValueId w = m.random_constant(shape.weight, rng);
   const ValueId b = m.random_constant({shape.weight[0]}, rng);
   ValueId y = m.node(OpKind::kConv,
                      residual && fused ? std::vector<ValueId>{x, w, b, r} : std::vector<ValueId>{x, w, b}, attrs);
-  if (residual && !fused) y = m.node(OpKind::kAdd, {y, r});
+  if (placement == Residual::kBeforeActivation && !fused) y = m.node(OpKind::kAdd, {y, r});
   if (fused) {
     m.output(y);
     return m.graph();
@@ -71,11 +88,12 @@ Graph conv_graph(const ConvShape& shape, const Activation& act, bool fused, bool
     act_inputs.push_back(m.constant(Tensor::scalar<float>(act.hi)));
   }
   const ValueId a = m.node(act.op, act_inputs, act_attrs);
-  m.output(std::string(act.fused) == "silu" ? m.node(OpKind::kMul, {y, a}) : a);
+  const ValueId activated = std::string(act.fused) == "silu" ? m.node(OpKind::kMul, {y, a}) : a;
+  m.output(placement == Residual::kAfterActivation ? m.node(OpKind::kAdd, {activated, r}) : activated);
   return m.graph();
 }
 
-TEST_CASE("fused conv epilogue equals conv [+ residual] followed by the activation op") {
+TEST_CASE("fused conv epilogue equals conv [+ residual] -> activation op [+ residual]") {
   const ConvShape shapes[] = {
       {"pointwise", {2, 8, 9, 7}, {12, 8, 1, 1}, 1, 1, 0},
       {"3x3 pad 1", {1, 5, 11, 13}, {7, 5, 3, 3}, 1, 1, 1},
@@ -95,10 +113,10 @@ TEST_CASE("fused conv epilogue equals conv [+ residual] followed by the activati
   std::mt19937 rng(11);
   for (const ConvShape& shape : shapes) {
     for (const Activation& act : activations) {
-      for (bool residual : {false, true}) {
+      for (Residual residual : {Residual::kNone, Residual::kBeforeActivation, Residual::kAfterActivation}) {
         CAPTURE(shape.name);
         CAPTURE(act.fused);
-        CAPTURE(residual);
+        CAPTURE(residual_name(residual));
         const Graph unfused = conv_graph(shape, act, false, residual, rng);
         const Graph fused = conv_graph(shape, act, true, residual, rng);  // same rng state: same weights
         const std::vector<Tensor> inputs = random_inputs_for(unfused, rng);
@@ -124,6 +142,22 @@ TEST_CASE("a fused residual of the wrong shape is an invalid model") {
   REQUIRE_FALSE(outputs.is_ok());
   CHECK(outputs.status().code() == StatusCode::kInvalidModel);
   CHECK(outputs.status().message().find("fused residual") != std::string::npos);
+}
+
+TEST_CASE("fused_residual_after_activation other than 0 or 1 is an invalid model") {
+  std::mt19937 rng(14);
+  GraphMaker m;
+  const ValueId x = m.input({1, 1, 3, 3});
+  Attributes attrs;
+  attrs.set("fused_activation", std::string("relu"));
+  attrs.set("fused_residual_after_activation", int64_t{2});
+  m.output(m.node(OpKind::kConv, {x, m.random_constant({1, 1, 1, 1}, rng), kNoValue, x}, attrs));
+  Result<Executor> executor = Executor::create(std::make_shared<const Graph>(m.graph()));
+  REQUIRE(executor.is_ok());
+  Result<std::vector<Tensor>> outputs = executor->run(random_inputs_for(m.graph(), rng));
+  REQUIRE_FALSE(outputs.is_ok());
+  CHECK(outputs.status().code() == StatusCode::kInvalidModel);
+  CHECK(outputs.status().message().find("fused_residual_after_activation") != std::string::npos);
 }
 
 TEST_CASE("an unknown fused_activation is an invalid model") {

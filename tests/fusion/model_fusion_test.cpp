@@ -39,7 +39,7 @@ void check_outputs_match(const Fused& model) {
   CHECK(max_relative_l2(run_graph(model.fused, inputs, false), expected) <= 1e-5);
 }
 
-TEST_CASE("YOLOX-nano: SiLU and BatchNorm fused into the convs, outputs unchanged") {
+TEST_CASE("YOLOX-nano: SiLU, BatchNorm and shortcut Adds fused into the convs, outputs unchanged") {
   ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
   const Fused model = import_and_fuse(path);
   MESSAGE("Sigmoid ", count_nodes(model.original, OpKind::kSigmoid), " -> ", count_nodes(model.fused, OpKind::kSigmoid),
@@ -49,9 +49,15 @@ TEST_CASE("YOLOX-nano: SiLU and BatchNorm fused into the convs, outputs unchange
   CHECK(count_nodes(model.original, OpKind::kMul) == 104);
   // The export has BatchNorm folded already and no identities; every Sigmoid follows a Conv
   // (104 SiLU pairs, and the 6 objectness/class Sigmoids of the head), so all of them fuse.
+  // The 7 Adds are the bottleneck shortcuts Add(SiLU(Conv(x)), skip): each becomes the residual
+  // of its (already activated) Conv, added after the activation.
+  CHECK(count_nodes(model.original, OpKind::kAdd) == 7);
   CHECK(model.original.nodes().size() == 369);
-  CHECK(model.fused.nodes().size() == 155);
+  CHECK(model.fused.nodes().size() == 148);
   CHECK(model.changes.at("fuse_conv_activation") == 110);
+  CHECK(model.changes.at("fuse_conv_add") == 0);
+  CHECK(model.changes.at("fuse_conv_activation_add") == 7);
+  CHECK(count_nodes(model.fused, OpKind::kAdd) == 0);
   CHECK(model.changes.at("fold_batchnorm_into_conv") == 0);
   CHECK(count_nodes(model.fused, OpKind::kSigmoid) == 0);
   CHECK(count_nodes(model.fused, OpKind::kMul) == 0);
@@ -63,7 +69,7 @@ TEST_CASE("BlazeFace front and back: fused outputs unchanged") {
   struct Expected {
     std::string name;
     size_t nodes_before, nodes_after;
-    int folded, residuals, activations;
+    int folded, residuals, activations;  // no Add follows an activation: none fuses after one
   };
   // BlazeBlocks end in Relu(Add(Conv(...), skip)): the Add becomes the Conv's residual, then the
   // Relu its epilogue. The front model's 11 folds are its constant Reshape targets.
@@ -78,6 +84,7 @@ TEST_CASE("BlazeFace front and back: fused outputs unchanged") {
     CHECK(model.changes.at("fold_constants") == expected.folded);
     CHECK(model.changes.at("fuse_conv_add") == expected.residuals);
     CHECK(model.changes.at("fuse_conv_activation") == expected.activations);
+    CHECK(model.changes.at("fuse_conv_activation_add") == 0);
     check_outputs_match(model);
   }
 }

@@ -289,6 +289,98 @@ TEST_CASE("fuse_conv_add leaves broadcasts, shared conv outputs and activated co
   CHECK(graph.nodes().size() == nodes);
 }
 
+// fold_constants and fuse_conv_activation first: fuse_conv_activation_add needs static shapes
+// and the activation already on the Conv.
+Status activate_then_fuse_conv_activation_add(Graph& graph, PassReport& report) {
+  PassReport earlier;
+  EF_RETURN_IF_ERROR(fusion::fold_constants(graph, earlier));
+  EF_RETURN_IF_ERROR(fusion::fuse_conv_activation(graph, earlier));
+  return fusion::fuse_conv_activation_add(graph, report);
+}
+
+TEST_CASE("fuse_conv_activation_add fuses Add(act(conv), skip) as a residual after the activation") {
+  for (bool silu : {false, true}) {
+    for (bool skip_first : {false, true}) {
+      CAPTURE(silu);
+      CAPTURE(skip_first);
+      std::mt19937 rng(16);
+      GraphMaker m;
+      const ValueId x = m.input({1, 4, 6, 6});
+      Attributes pool;
+      pool.set("kernel_shape", std::vector<int64_t>{3, 3});
+      pool.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+      ValueId skip = skip_first ? m.node(OpKind::kMaxPool, {x}, pool) : kNoValue;
+      const ValueId y =
+          m.node(OpKind::kConv, {x, m.random_constant({4, 4, 3, 3}, rng), m.random_constant({4}, rng)}, conv_attrs(1));
+      const ValueId a = silu ? m.node(OpKind::kMul, {y, m.node(OpKind::kSigmoid, {y})}) : m.node(OpKind::kRelu, {y});
+      if (!skip_first) skip = m.node(OpKind::kMaxPool, {x}, pool);  // after the conv in node order
+      m.output(m.node(OpKind::kAdd, skip_first ? std::vector<ValueId>{skip, a} : std::vector<ValueId>{a, skip}));
+      CHECK(m.graph().nodes().size() == (silu ? 5u : 4u));
+      const Graph fused = apply_and_compare(m.graph(), activate_then_fuse_conv_activation_add, 1);
+      REQUIRE(fused.nodes().size() == 2);  // MaxPool and the Conv
+      CHECK(count_nodes(fused, OpKind::kAdd) == 0);
+      const Node& conv = fused.nodes()[1];
+      REQUIRE(conv.op == OpKind::kConv);
+      CHECK(conv.input_count() == 4);
+      CHECK(conv.attrs.get_string("fused_activation", "") == (silu ? "silu" : "relu"));
+      CHECK(conv.attrs.get_int("fused_residual_after_activation", 0) == 1);
+    }
+  }
+}
+
+TEST_CASE("fuse_conv_activation_add leaves shared, output, broadcast, self and residual convs alone") {
+  std::mt19937 rng(17);
+  GraphMaker m;
+  const ValueId x = m.input({1, 2, 4, 4});
+  const auto activated_conv = [&] {
+    return m.node(OpKind::kRelu, {m.node(OpKind::kConv, {x, m.random_constant({2, 2, 1, 1}, rng)})});
+  };
+  const ValueId shared = activated_conv();
+  m.output(m.node(OpKind::kAdd, {shared, x}));
+  m.output(m.node(OpKind::kSigmoid, {shared}));  // second reader of the activated output
+  const ValueId output = activated_conv();
+  m.output(output);  // a graph output
+  m.output(m.node(OpKind::kAdd, {output, x}));
+  m.output(m.node(OpKind::kAdd, {activated_conv(), m.random_constant({2, 1, 1}, rng)}));  // broadcast
+  const ValueId twice = activated_conv();
+  m.output(m.node(OpKind::kAdd, {twice, twice}));  // a + a: no separate residual
+  const ValueId plain = m.node(OpKind::kConv, {x, m.random_constant({2, 2, 1, 1}, rng)});
+  m.output(m.node(OpKind::kAdd, {plain, x}));  // no activation: fuse_conv_add's pattern
+  Graph graph = m.graph();
+  PassReport folded, activations;
+  REQUIRE(fusion::fold_constants(graph, folded).is_ok());
+  REQUIRE(fusion::fuse_conv_activation(graph, activations).is_ok());
+  CHECK(activations.changes == 4);
+  const size_t nodes = graph.nodes().size();
+  PassReport report;
+  REQUIRE(fusion::fuse_conv_activation_add(graph, report).is_ok());
+  CHECK(report.changes == 0);
+  CHECK(graph.nodes().size() == nodes);
+}
+
+TEST_CASE("optimize_graph: a conv with a residual before its activation takes no second residual") {
+  // Add(Relu(Add(conv, x)), x): fuse_conv_add and fuse_conv_activation make one Conv with input 3;
+  // the outer Add stays, since the Conv has only one residual slot.
+  std::mt19937 rng(18);
+  GraphMaker m;
+  const ValueId x = m.input({1, 3, 5, 5});
+  const ValueId y = m.node(OpKind::kConv, {x, m.random_constant({3, 3, 3, 3}, rng)}, conv_attrs(1));
+  m.output(m.node(OpKind::kAdd, {m.node(OpKind::kRelu, {m.node(OpKind::kAdd, {y, x})}), x}));
+  Graph graph = m.graph();
+  Result<std::vector<PassReport>> reports = optimize_graph(graph);
+  REQUIRE(reports.is_ok());
+  REQUIRE(graph.nodes().size() == 2);
+  CHECK(graph.nodes()[0].op == OpKind::kConv);
+  CHECK(graph.nodes()[0].input_count() == 4);
+  CHECK_FALSE(graph.nodes()[0].attrs.has("fused_residual_after_activation"));
+  CHECK(graph.nodes()[1].op == OpKind::kAdd);
+  std::mt19937 input_rng(19);
+  const std::vector<Tensor> inputs = random_inputs_for(m.graph(), input_rng);
+  for (bool reference : {false, true}) {
+    CHECK(max_relative_l2(run_graph(graph, inputs, reference), run_graph(m.graph(), inputs, true)) <= kTolerance);
+  }
+}
+
 TEST_CASE("optimize_graph runs the passes in order, verifies, and can be switched off") {
   std::mt19937 rng(8);
   GraphMaker m;
@@ -312,7 +404,7 @@ TEST_CASE("optimize_graph runs the passes in order, verifies, and can be switche
   Graph fused = m.graph();
   Result<std::vector<PassReport>> reports = optimize_graph(fused);
   REQUIRE(reports.is_ok());
-  REQUIRE(reports->size() == 5);
+  REQUIRE(reports->size() == 6);
   CHECK((*reports)[0].pass == "eliminate_identity");
   CHECK((*reports)[0].changes == 1);
   CHECK((*reports)[2].pass == "fold_batchnorm_into_conv");
@@ -321,6 +413,8 @@ TEST_CASE("optimize_graph runs the passes in order, verifies, and can be switche
   CHECK((*reports)[3].changes == 0);
   CHECK((*reports)[4].pass == "fuse_conv_activation");
   CHECK((*reports)[4].changes == 1);
+  CHECK((*reports)[5].pass == "fuse_conv_activation_add");
+  CHECK((*reports)[5].changes == 0);
   CHECK(fused.nodes().size() == 1);
   CHECK(format_pass_reports(*reports).find("fuse_conv_activation: 1 change\n") != std::string::npos);
   std::mt19937 input_rng(9);

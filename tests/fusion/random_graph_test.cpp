@@ -1,5 +1,6 @@
 // Property test: random small graphs (chains of Conv, BatchNormalization, activations, SiLU,
-// Add, Concat, MaxPool, Identity and constant subexpressions, with random shapes and constant
+// Add (also after an activated Conv, YOLOX's shortcut), Concat, MaxPool, Identity and constant
+// subexpressions, with random shapes and constant
 // weights; intermediate values sometimes graph outputs) give the same outputs after
 // optimize_graph as before, with both kernel sets. Seeded, so a failure names its case.
 #include <doctest/doctest.h>
@@ -76,7 +77,7 @@ Graph random_graph(std::mt19937& rng) {
   const int64_t steps = pick(rng, 2, 7);
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t c = cur.shape[1];
-    switch (pick(rng, 0, 9)) {
+    switch (pick(rng, 0, 10)) {
       case 0:
       case 1:
       case 2:
@@ -127,10 +128,21 @@ Graph random_graph(std::mt19937& rng) {
       case 8:
         cur.value = m.node(OpKind::kIdentity, {cur.value});
         break;
-      default:
+      case 9:
         cur = add_conv(m, cur, rng);
         cur.value = add_activation(m, cur.value, rng);
         break;
+      default: {  // Add(act(Conv(cur)), skip) with skip an earlier value of the same shape, if any
+        cur = add_conv(m, cur, rng);
+        cur.value = add_activation(m, cur.value, rng);
+        for (const Current& h : history) {
+          if (h.shape == cur.shape) {
+            cur.value = m.node(OpKind::kAdd, {cur.value, h.value});
+            break;
+          }
+        }
+        break;
+      }
     }
     history.push_back(cur);
     if (pick(rng, 0, 7) == 0) m.output(cur.value);  // an intermediate graph output
@@ -143,6 +155,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   constexpr int kCases = 240;
   int changes = 0;
   int fewer_nodes = 0;
+  int residuals_after_activation = 0;
   for (int seed = 0; seed < kCases; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(static_cast<unsigned>(seed));
@@ -151,7 +164,10 @@ TEST_CASE("random graphs: fused equals unfused") {
     Graph fused = original;
     Result<std::vector<PassReport>> reports = optimize_graph(fused);
     REQUIRE_MESSAGE(reports.is_ok(), reports.status().to_string());
-    for (const PassReport& report : *reports) changes += report.changes;
+    for (const PassReport& report : *reports) {
+      changes += report.changes;
+      if (report.pass == "fuse_conv_activation_add") residuals_after_activation += report.changes;
+    }
     fewer_nodes += fused.nodes().size() < original.nodes().size() ? 1 : 0;
     const std::vector<Tensor> inputs = random_inputs_for(original, rng);
     const std::vector<Tensor> expected = run_graph(original, inputs, true);
@@ -160,8 +176,10 @@ TEST_CASE("random graphs: fused equals unfused") {
       CHECK(max_relative_l2(run_graph(fused, inputs, reference), expected) <= 1e-5);
     }
   }
-  MESSAGE("random graphs: ", changes, " rewrites, ", fewer_nodes, " of ", kCases, " graphs shrank");
+  MESSAGE("random graphs: ", changes, " rewrites (", residuals_after_activation, " residuals after an activation), ",
+          fewer_nodes, " of ", kCases, " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
+  CHECK(residuals_after_activation > 0);
 }
 
 }  // namespace

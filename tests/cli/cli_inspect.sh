@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# edgefuse inspect on YOLOX-nano from the assets folder (skips when absent): node and kernel
+# counts before and after fusion, memory plan bytes, per-op profile, --no-fuse, errors.
+# Expects EDGEFUSE, and EDGEFUSE_ASSETS_DIR or EDGEFUSE_DEFAULT_ASSETS_DIR (the CMake cache entry).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+assets="${EDGEFUSE_ASSETS_DIR:-$EDGEFUSE_DEFAULT_ASSETS_DIR}"
+yolox="$assets/models/yolox_nano.onnx"
+require_file "$yolox"
+
+# json_int KEY: the integer value of "KEY" in the last command's one-line JSON output.
+json_int() {
+  local value
+  value="$(grep -oE "\"$1\":[0-9]+" "$WORK_DIR/out" | head -n 1 | cut -d: -f2)"
+  [[ -n "$value" ]] || fail "no integer \"$1\" in: $(head -c 2000 "$WORK_DIR/out")"
+  echo "$value"
+}
+
+run_ok "$EDGEFUSE" inspect --help
+for text in "--model FILE" "--json" "--profile" "--runs N" "--no-fuse"; do expect_output "$text"; done
+
+run_ok "$EDGEFUSE" inspect --model "$yolox" --json
+[[ "$(wc -l <"$WORK_DIR/out")" -eq 1 ]] || fail "JSON output is not one line"
+for text in '"ops_before":{' '"ops_after":{' '"passes":[{"name":' '"details":[' '"weight_bytes":' '"peak_live_bytes":'; do
+  expect_output "$text"
+done
+nodes_before="$(json_int nodes_before)"
+nodes_after="$(json_int nodes_after)"
+kernels_fused="$(json_int kernels_fused)"
+moved_fused="$(json_int activation_bytes_moved_fused)"
+moved_unfused="$(json_int activation_bytes_moved_unfused)"
+arena="$(json_int arena_bytes)"
+unplanned="$(json_int unplanned_bytes)"
+[[ "$nodes_before" -eq 369 ]] || fail "nodes_before $nodes_before, expected 369"
+[[ "$(json_int kernels_unfused)" -eq 369 ]] || fail "kernels_unfused is not the imported node count"
+# 110 activations fused into their Convs and the 7 residual Adds after them (369 - 214 - 7).
+[[ "$nodes_after" -eq 148 ]] || fail "nodes_after $nodes_after, expected 148"
+[[ "$kernels_fused" -le "$nodes_after" ]] || fail "kernels_fused $kernels_fused > nodes_after $nodes_after"
+# Per-op counts after fusion add up to nodes_after.
+ops_after_sum="$(grep -oE '"ops_after":\{[^}]*\}' "$WORK_DIR/out" | grep -oE ':[0-9]+' | tr -d : | awk '{ sum += $1 } END { print sum }')"
+[[ "$ops_after_sum" -eq "$nodes_after" ]] || fail "ops_after sums to $ops_after_sum, nodes_after is $nodes_after"
+[[ "$moved_fused" -lt "$moved_unfused" ]] || fail "fused moves $moved_fused bytes, unfused $moved_unfused"
+[[ $((arena * 15)) -le "$unplanned" ]] || fail "arena $arena bytes is not 15x below one buffer per tensor ($unplanned)"
+
+run_ok "$EDGEFUSE" inspect --model "$yolox" --no-fuse --json
+[[ "$(json_int nodes_after)" -eq 369 ]] || fail "--no-fuse changed the graph"
+expect_output '"passes":[]'
+
+run_ok "$EDGEFUSE" inspect --model "$yolox" --profile --runs 2 --threads 2
+for text in "369 nodes imported" "fuse_conv_activation" "activation bytes moved" "profile (median of 2 runs"; do
+  expect_output "$text"
+done
+grep -qE '^  Conv +[0-9]+ nodes +[0-9]+\.[0-9]{3} ms$' "$WORK_DIR/out" || fail "no Conv profile line: $(cat "$WORK_DIR/out")"
+
+run_fails "model file '$WORK_DIR/none.onnx' not found" "$EDGEFUSE" inspect --model "$WORK_DIR/none.onnx"
+run_fails "missing required option --model" "$EDGEFUSE" inspect --json
+
+echo "cli_inspect: ok"
