@@ -9,10 +9,7 @@
 
 namespace edgefuse {
 
-Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const> inputs) {
-  const Tensor& x = *inputs[0];
-  const Tensor& w = *inputs[1];
-  const Tensor* b = inputs.size() > 2 ? inputs[2] : nullptr;
+Status check_conv_operands(const Tensor& x, const Tensor& w) {
   if (x.rank() < 3 || x.rank() > 5) {
     return unsupported("input has rank ", x.rank(), ", expected 3 to 5 (N, C and 1-3 spatial axes)");
   }
@@ -20,6 +17,14 @@ Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const
   if (w.dtype() != x.dtype()) return invalid_model("weight is ", dtype_name(w.dtype()), ", input is f32");
   if (w.rank() != x.rank())
     return invalid_model("weight has rank ", w.rank(), ", expected ", x.rank(), " (same as input)");
+  return Status::ok();
+}
+
+Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const> inputs) {
+  const Tensor& x = *inputs[0];
+  const Tensor& w = *inputs[1];
+  const Tensor* b = inputs.size() > 2 ? inputs[2] : nullptr;
+  EF_RETURN_IF_ERROR(check_conv_operands(x, w));
   ConvProblem p;
   p.batch = x.dim(0);
   p.in_channels = x.dim(1);

@@ -28,4 +28,7 @@ struct ConvProblem {
 // Checks ranks, dtypes, channel counts, group, kernel_shape and bias against each other.
 Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const> inputs);
 
+// Checks shared by Conv and ConvTranspose: f32 input of rank 3..5 and a weight of the same dtype and rank.
+Status check_conv_operands(const Tensor& x, const Tensor& w);
+
 }  // namespace edgefuse

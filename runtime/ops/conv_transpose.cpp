@@ -5,6 +5,7 @@
 // output shifted by pad_begin (negative end pads leave zero-contribution positions at the end).
 #include <vector>
 
+#include "runtime/ops/conv_problem.h"
 #include "runtime/ops/ops.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -24,13 +25,7 @@ Result<ConvTransposeProblem> conv_transpose_problem(const Node& node, std::span<
   const Tensor& x = *inputs[0];
   const Tensor& w = *inputs[1];
   const Tensor* b = inputs.size() > 2 ? inputs[2] : nullptr;
-  if (x.rank() < 3 || x.rank() > 5) {
-    return unsupported("input has rank ", x.rank(), ", expected 3 to 5 (N, C and 1-3 spatial axes)");
-  }
-  if (x.dtype() != DType::kF32) return unsupported("input is ", dtype_name(x.dtype()), ", only f32 is supported");
-  if (w.dtype() != x.dtype()) return invalid_model("weight is ", dtype_name(w.dtype()), ", input is f32");
-  if (w.rank() != x.rank())
-    return invalid_model("weight has rank ", w.rank(), ", expected ", x.rank(), " (same as input)");
+  EF_RETURN_IF_ERROR(check_conv_operands(x, w));
   ConvTransposeProblem p;
   p.batch = x.dim(0);
   p.in_channels = x.dim(1);
