@@ -12,7 +12,7 @@
 #include "models/detector/detector.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/cli/common.h"
-#include "pipeline/cli/json_writer.h"
+#include "pipeline/json/json_writer.h"
 
 namespace edgefuse::cli {
 namespace {

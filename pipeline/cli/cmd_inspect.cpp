@@ -13,7 +13,7 @@
 #include "pipeline/cli/bench_support.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/cli/common.h"
-#include "pipeline/cli/json_writer.h"
+#include "pipeline/json/json_writer.h"
 #include "runtime/memory_plan.h"
 
 namespace edgefuse::cli {

@@ -1,4 +1,4 @@
-#include "pipeline/cli/json_writer.h"
+#include "pipeline/json/json_writer.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "pipeline/cli/json_writer.h"
+#include "pipeline/json/json_writer.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 
 #include "runtime/status.h"
 
-namespace edgefuse::cli {
+namespace edgefuse {
 
 std::string json_quote(std::string_view text) {
   std::string out = "\"";
@@ -143,4 +143,4 @@ JsonWriter& JsonWriter::null() {
   return *this;
 }
 
-}  // namespace edgefuse::cli
+}  // namespace edgefuse

@@ -1,5 +1,5 @@
-// A minimal streaming JSON writer for the CLI's machine-readable output: compact, one line,
-// commas and string escaping handled, keys written in the order given.
+// A minimal streaming JSON writer for machine-readable output (CLI reports, detection events):
+// compact, one line, commas and string escaping handled, keys written in the order given.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace edgefuse::cli {
+namespace edgefuse {
 
 // `text` as a JSON string literal, quotes included. Escapes '"', '\\' and control characters;
 // other bytes (UTF-8) pass through unchanged.
@@ -48,4 +48,4 @@ class JsonWriter {
   bool key_pending_ = false;      // a key was written and awaits its value
 };
 
-}  // namespace edgefuse::cli
+}  // namespace edgefuse
