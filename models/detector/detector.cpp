@@ -79,19 +79,29 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
   return Detector(family, std::move(executor), options, size->width, size->height);
 }
 
-Result<std::vector<Detection>> Detector::detect(const cv::Mat& bgr_image) {
-  const bool yolox = family_ == DetectorFamily::kYolox;
-  Result<PreprocessedImage> preprocessed =
-      yolox ? preprocess_yolox(bgr_image, input_width_, input_height_) : preprocess_blazeface(bgr_image, input_width_);
-  if (!preprocessed.is_ok()) return preprocessed.status();
-  EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executor_.run(std::span<const Tensor>(&preprocessed->input, 1)));
+ModelInputSpec Detector::input_spec() const {
+  return family_ == DetectorFamily::kYolox ? yolox_input_spec(input_width_, input_height_)
+                                           : blazeface_input_spec(input_width_);
+}
 
+Result<std::vector<Detection>> Detector::detect(const cv::Mat& bgr_image) {
+  Result<PreprocessedImage> preprocessed = family_ == DetectorFamily::kYolox
+                                               ? preprocess_yolox(bgr_image, input_width_, input_height_)
+                                               : preprocess_blazeface(bgr_image, input_width_);
+  if (!preprocessed.is_ok()) return preprocessed.status();
+  return detect_input(preprocessed->input, preprocessed->letterbox, bgr_image.cols, bgr_image.rows);
+}
+
+Result<std::vector<Detection>> Detector::detect_input(const Tensor& input, const Letterbox& letterbox, int src_w,
+                                                      int src_h) {
+  const bool yolox = family_ == DetectorFamily::kYolox;
+  EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executor_.run(std::span<const Tensor>(&input, 1)));
   EF_ASSIGN_OR_RETURN(std::vector<Detection> detections,
                       yolox ? decode_yolox_outputs(outputs, input_width_, input_height_, options_.score_threshold)
                             : decode_blazeface_outputs(outputs, input_width_, options_.score_threshold));
   detections = yolox ? nms_per_class(std::move(detections), options_.iou_threshold, options_.max_detections)
                      : nms_class_agnostic(std::move(detections), options_.iou_threshold, options_.max_detections);
-  unletterbox(detections, preprocessed->letterbox, bgr_image.cols, bgr_image.rows);
+  unletterbox(detections, letterbox, src_w, src_h);
   return detections;
 }
 

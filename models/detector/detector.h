@@ -10,6 +10,8 @@
 #include <opencv2/core/mat.hpp>
 
 #include "models/detect/detection.h"
+#include "models/detect/input_spec.h"
+#include "models/detect/letterbox.h"
 #include "runtime/executor.h"
 #include "runtime/graph.h"
 
@@ -36,6 +38,12 @@ class Detector {
 
   // Runs on an 8-bit, 3-channel BGR image of any size.
   Result<std::vector<Detection>> detect(const cv::Mat& bgr_image);
+
+  // What the model's input tensor holds, for preprocessing done elsewhere (decoded video frames).
+  ModelInputSpec input_spec() const;
+  // Runs on an input already preprocessed to input_spec() from a src_w x src_h image placed by
+  // `letterbox`; boxes come back in that image's pixels.
+  Result<std::vector<Detection>> detect_input(const Tensor& input, const Letterbox& letterbox, int src_w, int src_h);
 
   DetectorFamily family() const { return family_; }
   int input_width() const { return input_width_; }

@@ -24,4 +24,12 @@ Status run_bench(const ParsedArgs& args);
 const CommandSpec& inspect_spec();
 Status run_inspect(const ParsedArgs& args);
 
+const CommandSpec& config_spec();
+Status run_config(const ParsedArgs& args);
+
+#ifdef EDGEFUSE_HAVE_GSTREAMER
+const CommandSpec& run_spec();  // the daemon, built only with GStreamer
+Status run_run(const ParsedArgs& args);
+#endif
+
 }  // namespace edgefuse::cli

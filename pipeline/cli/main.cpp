@@ -15,12 +15,16 @@ namespace {
 
 using edgefuse::cli::Command;
 
-constexpr std::array<Command, 4> kCommands = {{
-    {edgefuse::cli::infer_spec, edgefuse::cli::run_infer},
-    {edgefuse::cli::detect_spec, edgefuse::cli::run_detect},
-    {edgefuse::cli::bench_spec, edgefuse::cli::run_bench},
-    {edgefuse::cli::inspect_spec, edgefuse::cli::run_inspect},
-}};
+constexpr std::array kCommands = {
+#ifdef EDGEFUSE_HAVE_GSTREAMER
+    Command{edgefuse::cli::run_spec, edgefuse::cli::run_run},
+#endif
+    Command{edgefuse::cli::infer_spec, edgefuse::cli::run_infer},
+    Command{edgefuse::cli::detect_spec, edgefuse::cli::run_detect},
+    Command{edgefuse::cli::bench_spec, edgefuse::cli::run_bench},
+    Command{edgefuse::cli::inspect_spec, edgefuse::cli::run_inspect},
+    Command{edgefuse::cli::config_spec, edgefuse::cli::run_config},
+};
 
 void print_usage() {
   std::cout << "edgefuse " << EDGEFUSE_VERSION << ": edge inference runtime for ONNX models\n\n"

@@ -1,0 +1,280 @@
+#include "pipeline/daemon/daemon.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "pipeline/daemon/daemon_log.h"
+#include "pipeline/daemon/detection_event.h"
+
+namespace edgefuse {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Errors per stream logged in full before they are only counted (a corrupt stream can fail every frame).
+constexpr int64_t kLoggedFrameErrors = 5;
+
+int64_t unix_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<VideoSourceOptions> source_options(const StreamConfig& config) {
+  EF_ASSIGN_OR_RETURN(SourceAddress address, parse_source_uri(config.uri));
+  VideoSourceOptions options;
+  options.name = config.name;
+  options.address = std::move(address);
+  options.loop = config.loop;
+  options.pipeline.realtime = config.realtime;
+  options.pipeline.rtsp_over_tcp = config.rtsp_transport != "udp";
+  options.pipeline.decoder = config.decoder;
+  if (config.width > 0) options.pipeline.test_width = config.width;
+  if (config.height > 0) options.pipeline.test_height = config.height;
+  options.pipeline.test_framerate = config.framerate;
+  return options;
+}
+
+}  // namespace
+
+struct Daemon::Stream {
+  StreamConfig config;
+  size_t model = 0;               // index into models_
+  int slot = 0;                   // index among its model's streams
+  std::vector<int> class_filter;  // empty: every class
+  StreamStats stats;
+  std::unique_ptr<VideoSource> source;
+  bool started = false;
+  bool end_reported = false;
+  int64_t last_frames_in = 0, last_processed = 0;  // at the previous statistics line
+};
+
+struct Daemon::Model {
+  std::unique_ptr<ModelRunner> runner;
+  std::vector<size_t> streams;  // indices into streams_, in slot order
+  std::unique_ptr<FrameScheduler> scheduler;
+  std::thread worker;
+  int max_batch = 1;
+};
+
+Daemon::~Daemon() {
+  shut_down();
+}
+
+Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
+  std::unique_ptr<Daemon> daemon(new Daemon());
+  daemon->config_ = config;
+  for (const ModelConfig& model_config : config.models) {
+    auto model = std::make_unique<Model>();
+    EF_ASSIGN_OR_RETURN(model->runner, ModelRunner::create(model_config));
+    model->max_batch = model_config.max_batch;
+    daemon_log("model '", model_config.name, "': ", model_config.path.string(), ", ",
+               family_name(model->runner->detector().family()), " ", model->runner->detector().input_width(), "x",
+               model->runner->detector().input_height(), ", ", model->runner->nodes_before_fusion(), " nodes -> ",
+               model->runner->nodes_after_fusion(), " after fusion");
+    daemon->models_.push_back(std::move(model));
+  }
+  for (const StreamConfig& stream_config : config.streams) {
+    auto stream = std::make_unique<Stream>();
+    stream->config = stream_config;
+    const auto model = std::find_if(config.models.begin(), config.models.end(),
+                                    [&](const ModelConfig& m) { return m.name == stream_config.model; });
+    if (model == config.models.end()) {
+      return invalid_argument("stream '", stream_config.name, "': no model named '", stream_config.model, "'");
+    }
+    stream->model = static_cast<size_t>(model - config.models.begin());
+    Model& owner = *daemon->models_[stream->model];
+    Result<std::vector<int>> classes = owner.runner->class_ids(stream_config.classes);
+    if (!classes.is_ok()) return classes.status().with_context(make_message("stream '", stream_config.name, "'"));
+    stream->class_filter = std::move(*classes);
+    stream->slot = static_cast<int>(owner.streams.size());
+    owner.streams.push_back(daemon->streams_.size());
+    daemon->streams_.push_back(std::move(stream));
+  }
+  for (size_t m = 0; m < daemon->models_.size(); ++m) {
+    Model& model = *daemon->models_[m];
+    std::vector<FrameScheduler::StreamSlot> slots;
+    for (size_t index : model.streams) {
+      Stream& stream = *daemon->streams_[index];
+      slots.push_back({stream.config.queue_size, &stream.stats});
+    }
+    if (slots.empty()) continue;  // a model no stream uses stays loaded but idle
+    model.scheduler = std::make_unique<FrameScheduler>(std::move(slots), model.max_batch,
+                                                       std::chrono::milliseconds(config.models[m].batch_timeout_ms));
+  }
+  Daemon* self = daemon.get();
+  for (size_t index = 0; index < daemon->streams_.size(); ++index) {
+    Stream& stream = *daemon->streams_[index];
+    EF_ASSIGN_OR_RETURN(VideoSourceOptions options, source_options(stream.config));
+    auto on_frame = [self, index](DecodedFrame frame) {
+      Stream& target = *self->streams_[index];
+      const int64_t count = target.stats.frames_in.fetch_add(1);
+      if (count % target.config.inference_interval != 0) {
+        target.stats.skipped.fetch_add(1);
+        return;
+      }
+      self->models_[target.model]->scheduler->submit(target.slot, std::move(frame));
+    };
+    EF_ASSIGN_OR_RETURN(stream.source, VideoSource::create(std::move(options), std::move(on_frame)));
+  }
+  EF_ASSIGN_OR_RETURN(daemon->sink_, JsonLinesSink::open(config.events.path));
+  return daemon;
+}
+
+Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration_s) {
+  for (auto& model : models_) {
+    if (model->scheduler) model->worker = std::thread([this, m = model.get()] { model_worker(*m); });
+  }
+  int started = 0;
+  for (auto& stream : streams_) {
+    const Status status = stream->source->start();
+    if (status.is_ok()) {
+      stream->started = true;
+      ++started;
+      daemon_log("stream '", stream->config.name, "': started (", stream->config.uri, ")");
+    } else {
+      stream->end_reported = true;
+      daemon_log("stream '", stream->config.name, "': ", status.message());
+    }
+  }
+  if (started == 0) {
+    shut_down();
+    return io_error("no stream could start");
+  }
+
+  const auto begin = SteadyClock::now();
+  auto next_stats = begin + std::chrono::duration<double>(config_.stats_interval_s);
+  while (!stop.load() && !sink_failed_.load()) {
+    if (duration_s && SteadyClock::now() - begin >= std::chrono::duration<double>(*duration_s)) break;
+    bool any_running = false;
+    for (auto& stream : streams_) {
+      if (!stream->source->done()) {
+        any_running = true;
+        continue;
+      }
+      if (stream->end_reported) continue;
+      stream->end_reported = true;
+      const std::string error = stream->source->error();
+      daemon_log("stream '", stream->config.name, "': ", error.empty() ? "end of stream" : "failed: " + error,
+                 " after ", stream->stats.frames_in.load(), " frames; other streams continue");
+    }
+    if (!any_running) break;
+    if (config_.stats_interval_s > 0 && SteadyClock::now() >= next_stats) {
+      log_stats(false);
+      next_stats += std::chrono::duration<double>(config_.stats_interval_s);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  shut_down();
+  log_stats(true);
+  if (sink_failed_.load()) return io_error("events could not be written to '", sink_->path(), "'");
+  return Status::ok();
+}
+
+void Daemon::shut_down() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  for (auto& stream : streams_) {
+    if (stream->source) stream->source->stop();
+  }
+  for (auto& model : models_) {
+    if (model->scheduler) model->scheduler->close();
+  }
+  for (auto& model : models_) {
+    if (model->worker.joinable()) model->worker.join();
+  }
+}
+
+void Daemon::model_worker(Model& model) {
+  for (;;) {
+    std::vector<PendingFrame> batch = model.scheduler->next_batch();
+    if (batch.empty()) return;
+    // The imported models have a fixed batch of one, so a batch runs frame by frame through the
+    // one cached plan; the batch still bounds how long a frame waits behind the other streams.
+    for (PendingFrame& pending : batch) process(model, pending);
+  }
+}
+
+void Daemon::process(Model& model, PendingFrame& pending) {
+  Stream& stream = *streams_[model.streams[static_cast<size_t>(pending.stream)]];
+  const DecodedFrame& frame = pending.frame;
+  Result<std::vector<Detection>> detected = model.runner->detect(frame);
+  stream.stats.processed.fetch_add(1);
+  if (!detected.is_ok()) {
+    const int64_t failures = stream.stats.failed.fetch_add(1) + 1;
+    if (failures <= kLoggedFrameErrors) {
+      daemon_log("stream '", stream.config.name, "': frame ", frame.number, " skipped: ", detected.status().message(),
+                 failures == kLoggedFrameErrors ? " (further frame errors are only counted)" : "");
+    }
+    return;
+  }
+  std::vector<Detection> detections = std::move(*detected);
+  if (!stream.class_filter.empty()) {
+    std::erase_if(detections, [&](const Detection& d) {
+      return std::find(stream.class_filter.begin(), stream.class_filter.end(), d.class_id) == stream.class_filter.end();
+    });
+  }
+  std::stable_sort(detections.begin(), detections.end(),
+                   [](const Detection& a, const Detection& b) { return a.score > b.score; });
+  const double latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - frame.captured_at).count();
+  stream.stats.add_latency_ms(latency_ms);
+  if (detections.empty() && !config_.events.empty_frames) return;
+
+  DetectionEvent event;
+  event.stream = stream.config.name;
+  event.model = model.runner->name();
+  event.frame = frame.number;
+  event.pts_ns = frame.pts_ns;
+  event.wall_time_ns = unix_now_ns();
+  event.latency_ms = latency_ms;
+  event.width = frame.width();
+  event.height = frame.height();
+  event.detections = std::move(detections);
+  const Status written = sink_->write(event_to_json(event, model.runner->labels()));
+  if (written.is_ok()) {
+    stream.stats.events.fetch_add(1);
+  } else if (!sink_failed_.exchange(true)) {
+    daemon_log("stopping: ", written.message());
+  }
+}
+
+void Daemon::log_stats(bool final_summary) {
+  const double interval = final_summary ? 0 : config_.stats_interval_s;
+  for (auto& stream : streams_) {
+    StreamStats& stats = stream->stats;
+    const int64_t frames_in = stats.frames_in.load(), processed = stats.processed.load();
+    const LatencySummary latency = final_summary ? stats.total() : stats.take_window();
+    std::string rates;
+    if (!final_summary && interval > 0) {
+      rates = make_message(static_cast<double>(frames_in - stream->last_frames_in) / interval, " fps in, ",
+                           static_cast<double>(processed - stream->last_processed) / interval, " processed/s, ");
+    }
+    stream->last_frames_in = frames_in;
+    stream->last_processed = processed;
+    daemon_log("stream '", stream->config.name, "'", final_summary ? " summary: " : ": ", rates, "frames in ",
+               frames_in, ", processed ", processed, ", dropped ", stats.dropped.load(), ", skipped ",
+               stats.skipped.load(), ", failed ", stats.failed.load(), ", events ", stats.events.load(),
+               ", latency p50 ", latency.p50_ms, " ms p99 ", latency.p99_ms, " ms",
+               stream->source ? " (decoder " + stream->source->decoder_name() + ")" : "");
+  }
+}
+
+std::vector<StreamReport> Daemon::reports() const {
+  std::vector<StreamReport> reports;
+  for (const auto& stream : streams_) {
+    StreamReport report;
+    report.name = stream->config.name;
+    report.frames_in = stream->stats.frames_in.load();
+    report.skipped = stream->stats.skipped.load();
+    report.dropped = stream->stats.dropped.load();
+    report.processed = stream->stats.processed.load();
+    report.failed = stream->stats.failed.load();
+    report.events = stream->stats.events.load();
+    report.latency = stream->stats.total();
+    report.decoder = stream->source ? stream->source->decoder_name() : "";
+    report.error = stream->source ? stream->source->error() : "";
+    reports.push_back(std::move(report));
+  }
+  return reports;
+}
+
+}  // namespace edgefuse

@@ -1,0 +1,61 @@
+#include "pipeline/daemon/detection_event.h"
+
+#include <cstdio>
+#include <ctime>
+
+#include "models/detect/labels.h"
+#include "pipeline/json/json_writer.h"
+
+namespace edgefuse {
+
+std::string format_utc_iso8601(int64_t unix_ns) {
+  const int64_t seconds = unix_ns >= 0 ? unix_ns / 1'000'000'000 : (unix_ns - 999'999'999) / 1'000'000'000;
+  const auto millis = static_cast<int>((unix_ns - seconds * 1'000'000'000) / 1'000'000);
+  const auto time = static_cast<std::time_t>(seconds);
+  std::tm utc{};
+  gmtime_r(&time, &utc);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
+                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
+  return text;
+}
+
+std::string event_to_json(const DetectionEvent& event, const std::vector<std::string>& labels) {
+  JsonWriter json;
+  json.begin_object();
+  json.key("stream").value(event.stream);
+  json.key("frame").value(event.frame);
+  if (event.pts_ns >= 0) {
+    json.key("pts_ms").value(static_cast<double>(event.pts_ns) / 1e6, 3);
+  } else {
+    json.key("pts_ms").null();
+  }
+  json.key("wall_time").value(format_utc_iso8601(event.wall_time_ns));
+  json.key("latency_ms").value(event.latency_ms, 2);
+  json.key("model").value(event.model);
+  json.key("width").value(event.width).key("height").value(event.height);
+  json.key("detections").begin_array();
+  for (const Detection& detection : event.detections) {
+    json.begin_object();
+    json.key("label").value(label_for(labels, detection.class_id));
+    json.key("class_id").value(detection.class_id);
+    json.key("score").value(detection.score, 4);
+    json.key("box").begin_array();
+    for (float coordinate : {detection.box.x1, detection.box.y1, detection.box.x2, detection.box.y2}) {
+      json.value(coordinate, 2);
+    }
+    json.end_array();
+    if (!detection.keypoints.empty()) {
+      json.key("keypoints").begin_array();
+      for (const Keypoint& point : detection.keypoints)
+        json.begin_array().value(point.x, 2).value(point.y, 2).end_array();
+      json.end_array();
+    }
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+  return json.str();
+}
+
+}  // namespace edgefuse

@@ -1,0 +1,29 @@
+// The event the daemon emits for a processed frame, and its JSON-lines form (docs/EVENTS.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/detect/detection.h"
+
+namespace edgefuse {
+
+struct DetectionEvent {
+  std::string stream;
+  std::string model;
+  int64_t frame = 0;          // the stream's decoded-frame number
+  int64_t pts_ns = -1;        // stream timestamp, -1 when none
+  int64_t wall_time_ns = 0;   // Unix time the event was made
+  double latency_ms = 0;      // glass to event: from the frame's capture/presentation time to now
+  int width = 0, height = 0;  // source frame size; boxes are in its pixels
+  std::vector<Detection> detections;
+};
+
+// One line of compact JSON (no trailing newline). Labels name class ids (label_for's fallback otherwise).
+std::string event_to_json(const DetectionEvent& event, const std::vector<std::string>& labels);
+
+// "2026-12-02T15:04:05.123Z" for Unix time in nanoseconds.
+std::string format_utc_iso8601(int64_t unix_ns);
+
+}  // namespace edgefuse

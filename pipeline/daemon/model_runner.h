@@ -1,0 +1,47 @@
+// One configured model at work: the detector (fused plan), its labels, and the fused YUV
+// preprocessing that turns a decoded frame straight into the model's input tensor.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/detector/detector.h"
+#include "pipeline/config/config.h"
+#include "pipeline/preprocess/yuv_preprocessor.h"
+#include "pipeline/video/decoded_frame.h"
+#include "runtime/tensor.h"
+
+namespace edgefuse {
+
+class ModelRunner {
+ public:
+  // Imports and optimises the model (unless fuse is off), recognises or checks its family, reads
+  // labels (labels file, else coco.names beside a YOLOX model, "face" for BlazeFace). Errors name
+  // the model by its config name.
+  static Result<std::unique_ptr<ModelRunner>> create(const ModelConfig& config);
+
+  // Preprocesses and runs one frame; boxes in the frame's pixels.
+  Result<std::vector<Detection>> detect(const DecodedFrame& frame);
+
+  // Class ids for label names; an unknown name is an error listing a few known ones.
+  Result<std::vector<int>> class_ids(const std::vector<std::string>& names) const;
+
+  const std::string& name() const { return name_; }
+  const std::vector<std::string>& labels() const { return labels_; }
+  const Detector& detector() const { return *detector_; }
+  int nodes_before_fusion() const { return nodes_before_; }
+  int nodes_after_fusion() const { return nodes_after_; }
+
+ private:
+  ModelRunner() = default;
+
+  std::string name_;
+  std::unique_ptr<Detector> detector_;
+  std::vector<std::string> labels_;
+  YuvPreprocessor preprocessor_;
+  Tensor input_;  // reused for every frame
+  int nodes_before_ = 0, nodes_after_ = 0;
+};
+
+}  // namespace edgefuse

@@ -1,0 +1,41 @@
+// Per-stream counters and latency samples, shared by the source callback, the model scheduler and
+// the statistics logger. The accounting identity the daemon keeps:
+//   frames_in == skipped + dropped + processed + in_flight   (in_flight is 0 once drained)
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace edgefuse {
+
+struct LatencySummary {
+  int64_t count = 0;
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;
+};
+
+// Nearest-rank percentiles of the samples (sorted in place).
+LatencySummary summarize_latencies_ms(std::vector<double>& samples);
+
+class StreamStats {
+ public:
+  std::atomic<int64_t> frames_in{0};  // decoded frames that reached the daemon
+  std::atomic<int64_t> skipped{0};    // not due under inference-interval
+  std::atomic<int64_t> dropped{0};    // pushed out of a full queue (the oldest frame goes)
+  std::atomic<int64_t> processed{0};  // ran through the model
+  std::atomic<int64_t> failed{0};     // processed, but preprocessing or inference reported an error
+  std::atomic<int64_t> events{0};     // events written
+
+  void add_latency_ms(double ms);
+  // Latencies since the last call (for the periodic log line), and over the whole run.
+  LatencySummary take_window();
+  LatencySummary total();
+
+ private:
+  static constexpr size_t kMaxTotalSamples = 1 << 20;  // about 9 hours at 30 fps
+  std::mutex mutex_;
+  std::vector<double> window_, total_;
+};
+
+}  // namespace edgefuse
