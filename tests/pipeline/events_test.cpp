@@ -1,0 +1,102 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipeline/daemon/detection_event.h"
+#include "pipeline/daemon/event_sink.h"
+#include "pipeline/daemon/stream_stats.h"
+
+namespace edgefuse {
+namespace {
+
+TEST_CASE("format_utc_iso8601 gives UTC with milliseconds") {
+  CHECK(format_utc_iso8601(0) == "1970-01-01T00:00:00.000Z");
+  CHECK(format_utc_iso8601(1'796'223'845'123'456'789) == "2026-12-02T15:04:05.123Z");
+}
+
+TEST_CASE("event_to_json writes the documented schema") {
+  DetectionEvent event;
+  event.stream = "door";
+  event.model = "people";
+  event.frame = 42;
+  event.pts_ns = 1'400'000'000;
+  event.wall_time_ns = 1'796'223'845'123'456'789;
+  event.latency_ms = 12.345;
+  event.width = 1920;
+  event.height = 1080;
+  Detection person;
+  person.box = {10.5f, 20.25f, 110.f, 220.f};
+  person.score = 0.87654f;
+  person.class_id = 0;
+  event.detections.push_back(person);
+  Detection unknown = person;
+  unknown.class_id = 7;
+  event.detections.push_back(unknown);
+  const std::string json = event_to_json(event, {"person"});
+  CHECK(json ==
+        "{\"stream\":\"door\",\"frame\":42,\"pts_ms\":1400.000,\"wall_time\":\"2026-12-02T15:04:05.123Z\","
+        "\"latency_ms\":12.35,\"model\":\"people\",\"width\":1920,\"height\":1080,\"detections\":["
+        "{\"label\":\"person\",\"class_id\":0,\"score\":0.8765,\"box\":[10.50,20.25,110.00,220.00]},"
+        "{\"label\":\"class_7\",\"class_id\":7,\"score\":0.8765,\"box\":[10.50,20.25,110.00,220.00]}]}");
+  event.pts_ns = -1;
+  event.detections.clear();
+  CHECK(event_to_json(event, {}).find("\"pts_ms\":null") != std::string::npos);
+}
+
+TEST_CASE("JsonLinesSink appends whole lines from many threads, none lost") {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / "edgefuse_events_test.jsonl";
+  std::filesystem::remove(path);
+  {
+    Result<std::unique_ptr<JsonLinesSink>> sink = JsonLinesSink::open(path.string());
+    REQUIRE(sink.is_ok());
+    std::vector<std::thread> writers;
+    for (int t = 0; t < 4; ++t) {
+      writers.emplace_back([&, t] {
+        for (int i = 0; i < 250; ++i) CHECK((*sink)->write("{\"t\":" + std::to_string(t) + "}").is_ok());
+      });
+    }
+    for (std::thread& writer : writers) writer.join();
+    CHECK((*sink)->lines_written() == 1000);
+  }
+  std::ifstream in(path);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    CHECK(line.size() == 7);
+    ++lines;
+  }
+  CHECK(lines == 1000);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("JsonLinesSink names a file it cannot open") {
+  Result<std::unique_ptr<JsonLinesSink>> sink = JsonLinesSink::open("/nonexistent-dir/events.jsonl");
+  REQUIRE(!sink.is_ok());
+  CHECK(sink.status().message().find("/nonexistent-dir/events.jsonl") != std::string::npos);
+}
+
+TEST_CASE("latency summary uses nearest-rank percentiles") {
+  std::vector<double> samples;
+  for (int i = 100; i >= 1; --i) samples.push_back(i);
+  const LatencySummary summary = summarize_latencies_ms(samples);
+  CHECK(summary.count == 100);
+  CHECK(summary.p50_ms == 50);
+  CHECK(summary.p99_ms == 99);
+  CHECK(summary.max_ms == 100);
+  std::vector<double> none;
+  CHECK(summarize_latencies_ms(none).count == 0);
+
+  StreamStats stats;
+  stats.add_latency_ms(5);
+  stats.add_latency_ms(7);
+  CHECK(stats.take_window().count == 2);
+  CHECK(stats.take_window().count == 0);  // the window restarts
+  CHECK(stats.total().count == 2);
+}
+
+}  // namespace
+}  // namespace edgefuse
