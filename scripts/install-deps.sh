@@ -16,7 +16,7 @@ done
 packages=(
   build-essential cmake ninja-build ccache pkg-config git ca-certificates
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
-  libeigen3-dev libyaml-cpp-dev doctest-dev
+  libeigen3-dev libyaml-cpp-dev doctest-dev nlohmann-json3-dev
   libopencv-dev
 
 )
@@ -25,6 +25,7 @@ if [ "$with_gstreamer" = 1 ]; then
     libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
     gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
     gstreamer1.0-libav gstreamer1.0-tools
+    libgstrtspserver-1.0-dev gstreamer1.0-rtsp
   )
 fi
 

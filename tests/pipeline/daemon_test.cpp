@@ -1,0 +1,221 @@
+// The daemon end to end on the real 1080p30 clip and YOLOX-nano: events for every processed frame,
+// exact accounting, the same detections as `edgefuse detect` on the decoded frame, batching across
+// streams, RTSP from a loopback server, and broken streams beside a good one.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "fusion/pass_manager.h"
+#include "models/detector/detector.h"
+#include "models/onnx/onnx_importer.h"
+#include "tests/pipeline/daemon_test_support.h"
+#include "tests/support/assets.h"
+
+namespace edgefuse::test {
+namespace {
+
+constexpr int kClipFrames = 795;  // data/README.md
+constexpr int kInterval = 25;     // 32 processed frames: 0, 25, ..., 775
+
+std::string model_yaml(const std::filesystem::path& model, int max_batch = 1) {
+  return "models:\n  - name: people\n    path: " + model.string() +
+         "\n    threads: 1\n    max-batch: " + std::to_string(max_batch) + "\n    batch-timeout-ms: 20\n";
+}
+
+// Fast (not real-time) decoding with a queue deep enough that no due frame is ever dropped, so
+// which frames are processed is deterministic.
+std::string clip_stream_yaml(const std::string& name, const std::filesystem::path& clip) {
+  return "  - name: " + name + "\n    uri: " + clip.string() + "\n    model: people\n    realtime: false\n" +
+         "    inference-interval: " + std::to_string(kInterval) + "\n    queue-size: 64\n";
+}
+
+const std::string kEventsYaml = "events:\n  path: \"@EVENTS@\"\n  empty-frames: true\nstats-interval-s: 0\n";
+
+float iou(const nlohmann::json& box, const Box& b) {
+  const Box a{box[0].get<float>(), box[1].get<float>(), box[2].get<float>(), box[3].get<float>()};
+  const float w = std::min(a.x2, b.x2) - std::max(a.x1, b.x1), h = std::min(a.y2, b.y2) - std::max(a.y1, b.y1);
+  const float inter = w > 0 && h > 0 ? w * h : 0;
+  return inter / (a.area() + b.area() - inter);
+}
+
+void check_accounting(const StreamReport& report) {
+  CHECK(report.frames_in == report.skipped + report.dropped + report.processed);
+}
+
+// The one-stream run is the baseline for several tests; run it once.
+const DaemonRun& single_stream_run(const std::filesystem::path& model, const std::filesystem::path& clip) {
+  static const DaemonRun run =
+      run_daemon(model_yaml(model) + "streams:\n" + clip_stream_yaml("street", clip) + kEventsYaml);
+  return run;
+}
+
+TEST_CASE("every processed frame of the clip yields an event, people are found, accounting is exact") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const DaemonRun& run = single_stream_run(model, clip);
+  REQUIRE(run.status.is_ok());
+  const StreamReport& report = run.report("street");
+  CHECK(report.error.empty());
+  CHECK(report.frames_in == kClipFrames);
+  check_accounting(report);
+  CHECK(report.dropped == 0);
+  CHECK(report.processed == (kClipFrames + kInterval - 1) / kInterval);
+  CHECK(report.failed == 0);
+  CHECK(report.events == report.processed);
+  REQUIRE(run.events.size() == static_cast<size_t>(report.processed));
+
+  int with_people = 0;
+  for (size_t i = 0; i < run.events.size(); ++i) {
+    const nlohmann::json& event = run.events[i];
+    CHECK(event.at("frame") == static_cast<int64_t>(i) * kInterval);
+    CHECK(event.at("width") == 1920);
+    CHECK(event.at("height") == 1080);
+    CHECK(event.at("latency_ms").get<double>() >= 0);
+    bool person = false;
+    for (const nlohmann::json& detection : event.at("detections")) {
+      person = person || (detection.at("label") == "person" && detection.at("score").get<double>() > 0.5);
+    }
+    with_people += person ? 1 : 0;
+  }
+  // Pedestrians walk through the whole clip.
+  CHECK(with_people >= static_cast<int>(run.events.size()) - 1);
+}
+
+TEST_CASE("the daemon's detections match edgefuse detect on the same decoded frames") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const DaemonRun& run = single_stream_run(model, clip);
+  REQUIRE(run.status.is_ok());
+  const std::vector<int64_t> frames = {0, 400, 775};
+  const std::map<int64_t, cv::Mat> images = decode_frames_bgr(clip, frames);
+  REQUIRE(images.size() == frames.size());
+
+  Result<std::shared_ptr<Graph>> graph = import_onnx_file(model.string());
+  REQUIRE(graph.is_ok());
+  REQUIRE(optimize_graph(**graph).is_ok());
+  DetectorOptions options;
+  options.max_detections = 100;  // the config's default
+  Result<Detector> detector = Detector::create(*graph, DetectorFamily::kYolox, options);
+  REQUIRE(detector.is_ok());
+
+  // The daemon converts colour with the stream's matrix inside its fused resize; OpenCV converts
+  // with BT.601 at full size first. Boxes that are clearly in (score >= 0.45) must be in both, in
+  // the same place (IoU >= 0.8), with scores within 0.08.
+  double worst_score_gap = 0;
+  for (int64_t number : frames) {
+    const nlohmann::json& event = run.events.at(static_cast<size_t>(number / kInterval));
+    REQUIRE(event.at("frame") == number);
+    Result<std::vector<Detection>> reference = detector->detect(images.at(number));
+    REQUIRE(reference.is_ok());
+    for (const Detection& expected : *reference) {
+      if (expected.score < 0.45f) continue;
+      bool found = false;
+      for (const nlohmann::json& got : event.at("detections")) {
+        if (got.at("class_id") != expected.class_id || iou(got.at("box"), expected.box) < 0.8f) continue;
+        const double gap = std::abs(got.at("score").get<double>() - expected.score);
+        worst_score_gap = std::max(worst_score_gap, gap);
+        found = found || gap <= 0.08;
+      }
+      CHECK_MESSAGE(found, "frame " << number << ": reference detection class " << expected.class_id << " score "
+                                    << expected.score << " not among the daemon's");
+    }
+    for (const nlohmann::json& got : event.at("detections")) {
+      if (got.at("score").get<double>() < 0.45) continue;
+      bool found = false;
+      for (const Detection& expected : *reference) {
+        found = found || (got.at("class_id") == expected.class_id && iou(got.at("box"), expected.box) >= 0.8f);
+      }
+      CHECK_MESSAGE(found, "frame " << number << ": daemon detection " << got.dump() << " not in the reference");
+    }
+  }
+  MESSAGE("largest score difference daemon vs OpenCV-preprocessed reference: " << worst_score_gap);
+}
+
+TEST_CASE("two streams batched on one model give the same detections as one stream alone") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const DaemonRun& single = single_stream_run(model, clip);
+  REQUIRE(single.status.is_ok());
+  const DaemonRun run = run_daemon(model_yaml(model, 2) + "streams:\n" + clip_stream_yaml("east", clip) +
+                                   clip_stream_yaml("west", clip) + kEventsYaml);
+  REQUIRE(run.status.is_ok());
+  for (const std::string stream : {"east", "west"}) {
+    const StreamReport& report = run.report(stream);
+    check_accounting(report);
+    CHECK(report.frames_in == kClipFrames);
+    CHECK(report.dropped == 0);
+    const std::vector<nlohmann::json> events = run.events_of(stream);
+    REQUIRE(events.size() == single.events.size());
+    for (size_t i = 0; i < events.size(); ++i) {
+      CHECK(events[i].at("frame") == single.events[i].at("frame"));
+      CHECK(events[i].at("detections") == single.events[i].at("detections"));
+    }
+  }
+}
+
+TEST_CASE("broken streams are logged and end while a good stream runs to completion") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const std::filesystem::path truncated = dir / "edgefuse_truncated.mp4";
+  const std::filesystem::path garbage = dir / "edgefuse_garbage.mp4";
+  {
+    std::ifstream in(clip, std::ios::binary);
+    std::vector<char> bytes(std::filesystem::file_size(clip) / 3);
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(truncated, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    // The same start, then bytes overwritten in the middle of the video data.
+    for (size_t i = bytes.size() / 2; i < bytes.size() / 2 + 200000; ++i) bytes[i] = static_cast<char>(i * 131);
+    std::ofstream(garbage, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  const DaemonRun run =
+      run_daemon(model_yaml(model) + "streams:\n" + clip_stream_yaml("good", clip) +
+                 clip_stream_yaml("truncated", truncated) + clip_stream_yaml("corrupt", garbage) +
+                 "  - name: offline\n    uri: rtsp://127.0.0.1:9/none\n    model: people\n" + kEventsYaml);
+  std::filesystem::remove(truncated);
+  std::filesystem::remove(garbage);
+  REQUIRE(run.status.is_ok());
+  const StreamReport& good = run.report("good");
+  CHECK(good.error.empty());
+  CHECK(good.frames_in == kClipFrames);
+  CHECK(good.processed == (kClipFrames + kInterval - 1) / kInterval);
+  CHECK(run.events_of("good").size() == static_cast<size_t>(good.processed));
+  CHECK(!run.report("offline").error.empty());
+  for (const std::string stream : {"truncated", "corrupt"}) {
+    const StreamReport& report = run.report(stream);
+    check_accounting(report);
+    CHECK(report.frames_in < kClipFrames);  // ended early, with or without an error message
+    CHECK(run.events_of(stream).size() == static_cast<size_t>(report.events));
+  }
+}
+
+TEST_CASE("the daemon consumes an RTSP stream from a loopback server") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  RtspServer server(clip);
+  REQUIRE(!server.url().empty());
+  for (const std::string transport : {"tcp", "udp"}) {
+    CAPTURE(transport);
+    const DaemonRun run = run_daemon(model_yaml(model) + "streams:\n  - name: camera\n    uri: " + server.url() +
+                                         "\n    model: people\n    rtsp-transport: " + transport + "\n" + kEventsYaml,
+                                     5.0);
+    REQUIRE(run.status.is_ok());
+    const StreamReport& report = run.report("camera");
+    CHECK(report.error.empty());
+    check_accounting(report);
+    CHECK(report.frames_in >= 30);  // ~4 s of 30 fps video after connecting
+    CHECK(report.processed >= 5);
+    const std::vector<nlohmann::json> events = run.events_of("camera");
+    REQUIRE(events.size() == static_cast<size_t>(report.processed));
+    int people = 0;
+    for (const nlohmann::json& event : events) {
+      CHECK(event.at("width") == 1920);
+      for (const nlohmann::json& detection : event.at("detections")) people += detection.at("label") == "person";
+    }
+    CHECK(people >= static_cast<int>(events.size()));
+  }
+}
+
+}  // namespace
+}  // namespace edgefuse::test

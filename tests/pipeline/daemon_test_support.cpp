@@ -1,0 +1,158 @@
+#include "tests/pipeline/daemon_test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <opencv2/imgproc.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pipeline/config/config.h"
+#include "pipeline/video/video_source.h"
+
+namespace edgefuse::test {
+namespace {
+
+std::filesystem::path fresh_folder() {
+  static std::atomic<int> counter{0};
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("edgefuse_daemon_test_" + std::to_string(getpid()) + "_" + std::to_string(counter.fetch_add(1)));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// The decoded planes as one contiguous OpenCV I420/NV12 image, converted to BGR by OpenCV.
+cv::Mat to_bgr(const DecodedFrame& frame) {
+  const int w = frame.width(), h = frame.height();
+  cv::Mat yuv(h * 3 / 2, w, CV_8UC1);
+  uint8_t* out = yuv.data;
+  const FramePlanes& planes = frame.planes();
+  for (int row = 0; row < h; ++row, out += w) std::memcpy(out, planes.data[0] + row * planes.stride[0], w);
+  if (frame.format() == FramePixelFormat::kNV12) {
+    for (int row = 0; row < h / 2; ++row, out += w) std::memcpy(out, planes.data[1] + row * planes.stride[1], w);
+  } else {
+    for (int plane = 1; plane <= 2; ++plane) {
+      for (int row = 0; row < h / 2; ++row, out += w / 2) {
+        std::memcpy(out, planes.data[plane] + row * planes.stride[plane], w / 2);
+      }
+    }
+  }
+  cv::Mat bgr;
+  cv::cvtColor(yuv, bgr, frame.format() == FramePixelFormat::kNV12 ? cv::COLOR_YUV2BGR_NV12 : cv::COLOR_YUV2BGR_I420);
+  return bgr;
+}
+
+}  // namespace
+
+const StreamReport& DaemonRun::report(const std::string& stream) const {
+  for (const StreamReport& r : reports) {
+    if (r.name == stream) return r;
+  }
+  FAIL("no report for stream " << stream);
+  static StreamReport none;
+  return none;
+}
+
+std::vector<nlohmann::json> DaemonRun::events_of(const std::string& stream) const {
+  std::vector<nlohmann::json> selected;
+  for (const nlohmann::json& event : events) {
+    if (event.at("stream") == stream) selected.push_back(event);
+  }
+  return selected;
+}
+
+DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s) {
+  const std::filesystem::path dir = fresh_folder();
+  const std::filesystem::path events = dir / "events.jsonl";
+  const std::filesystem::path config_file = dir / "config.yaml";
+  std::ofstream(config_file) << replace_all(yaml, "@EVENTS@", events.string());
+
+  DaemonRun run;
+  Result<DaemonConfig> config = load_config_file(config_file);
+  if (!config.is_ok()) {
+    run.status = config.status();
+    return run;
+  }
+  Result<std::unique_ptr<Daemon>> daemon = Daemon::create(*config);
+  if (!daemon.is_ok()) {
+    run.status = daemon.status();
+    return run;
+  }
+  const std::atomic<bool> never{false};
+  run.status = (*daemon)->run(never, duration_s);
+  run.reports = (*daemon)->reports();
+  daemon->reset();  // closes the events file
+  std::ifstream in(events);
+  for (std::string line; std::getline(in, line);) run.events.push_back(nlohmann::json::parse(line));
+  std::filesystem::remove_all(dir);
+  return run;
+}
+
+std::map<int64_t, cv::Mat> decode_frames_bgr(const std::filesystem::path& clip, const std::vector<int64_t>& numbers) {
+  std::map<int64_t, cv::Mat> frames;
+  std::mutex mutex;
+  const std::set<int64_t> wanted(numbers.begin(), numbers.end());
+  VideoSourceOptions options;
+  options.name = "reference";
+  options.address = {SourceKind::kFile, clip.string()};
+  options.pipeline.realtime = false;
+  Result<std::unique_ptr<VideoSource>> source = VideoSource::create(options, [&](DecodedFrame frame) {
+    if (!wanted.count(frame.number)) return;
+    cv::Mat bgr = to_bgr(frame);
+    const std::lock_guard lock(mutex);
+    frames[frame.number] = bgr;
+  });
+  REQUIRE(source.is_ok());
+  REQUIRE((*source)->start().is_ok());
+  while (!(*source)->done()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  (*source)->stop();
+  return frames;
+}
+
+RtspServer::RtspServer(const std::filesystem::path& clip) {
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  pid_ = fork();
+  REQUIRE(pid_ >= 0);
+  if (pid_ == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    close(out[0]);
+    close(out[1]);
+    execl(EDGEFUSE_RTSP_TEST_SERVER, EDGEFUSE_RTSP_TEST_SERVER, clip.c_str(), "0", "street", nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  FILE* lines = fdopen(out[0], "r");
+  char line[256] = {};
+  if (std::fgets(line, sizeof line, lines) != nullptr && std::string(line).rfind("ready ", 0) == 0) {
+    url_ = std::string(line + 6);
+    while (!url_.empty() && (url_.back() == '\n' || url_.back() == '\r')) url_.pop_back();
+  }
+  std::fclose(lines);
+}
+
+RtspServer::~RtspServer() {
+  if (pid_ > 0) {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+}  // namespace edgefuse::test
