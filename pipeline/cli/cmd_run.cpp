@@ -1,6 +1,8 @@
 // edgefuse run: the daemon. Reads a YAML config, loads its models, decodes its streams and writes
 // detection events until SIGINT/SIGTERM, --duration, or the end of every stream.
+#include <chrono>
 #include <csignal>
+#include <fstream>
 #include <iostream>
 
 #include <unistd.h>
@@ -8,6 +10,7 @@
 #include "pipeline/cli/commands.h"
 #include "pipeline/config/config.h"
 #include "pipeline/daemon/daemon.h"
+#include "pipeline/json/json_writer.h"
 
 namespace edgefuse::cli {
 namespace {
@@ -27,6 +30,38 @@ void install_stop_handlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+// --replicate N: every stream N times (name-1 .. name-N), to measure how many streams the box sustains.
+DaemonConfig replicate_streams(const DaemonConfig& config, int copies) {
+  if (copies <= 1) return config;
+  DaemonConfig replicated = config;
+  replicated.streams.clear();
+  for (const StreamConfig& stream : config.streams) {
+    for (int copy = 1; copy <= copies; ++copy) {
+      StreamConfig clone = stream;
+      clone.name = stream.name + "-" + std::to_string(copy);
+      replicated.streams.push_back(std::move(clone));
+    }
+  }
+  return replicated;
+}
+
+std::string reports_json(const std::vector<StreamReport>& reports, double duration_s) {
+  JsonWriter json;
+  json.begin_object().key("duration_s").value(duration_s, 3).key("streams").begin_array();
+  for (const StreamReport& report : reports) {
+    json.begin_object();
+    json.key("name").value(report.name);
+    json.key("frames_in").value(report.frames_in).key("processed").value(report.processed);
+    json.key("dropped").value(report.dropped).key("skipped").value(report.skipped);
+    json.key("failed").value(report.failed).key("events").value(report.events);
+    json.key("latency_p50_ms").value(report.latency.p50_ms, 2).key("latency_p99_ms").value(report.latency.p99_ms, 2);
+    json.key("decoder").value(report.decoder).key("error").value(report.error);
+    json.end_object();
+  }
+  json.end_array().end_object();
+  return json.str();
+}
+
 }  // namespace
 
 const CommandSpec& run_spec() {
@@ -44,6 +79,16 @@ const CommandSpec& run_spec() {
                .description = "stop after S seconds; 0: run until SIGINT/SIGTERM or every stream has ended",
                .min = 0,
                .max = 1e9},
+              {.name = "replicate",
+               .type = OptionType::kInt,
+               .value_name = "N",
+               .default_value = "1",
+               .description = "run N copies of every stream (benchmarking how many streams a box sustains)",
+               .min = 1,
+               .max = 64},
+              {.name = "report",
+               .value_name = "FILE",
+               .description = "write the final per-stream statistics as one JSON object to FILE"},
               {.name = "check",
                .type = OptionType::kFlag,
                .description = "validate the config, load the models and build the pipelines, then exit"},
@@ -57,7 +102,8 @@ const CommandSpec& run_spec() {
 }
 
 Status run_run(const ParsedArgs& args) {
-  EF_ASSIGN_OR_RETURN(const DaemonConfig config, load_config_file(args.get("config")));
+  EF_ASSIGN_OR_RETURN(const DaemonConfig loaded, load_config_file(args.get("config")));
+  const DaemonConfig config = replicate_streams(loaded, static_cast<int>(args.get_int("replicate")));
   EF_ASSIGN_OR_RETURN(std::unique_ptr<Daemon> daemon, Daemon::create(config));
   if (args.flag("check")) {
     std::cout << args.get("config") << ": OK (" << config.models.size() << " model(s), " << config.streams.size()
@@ -66,7 +112,15 @@ Status run_run(const ParsedArgs& args) {
   }
   install_stop_handlers();
   const double duration = args.get_float("duration");
-  return daemon->run(g_stop_requested, duration > 0 ? std::optional<double>(duration) : std::nullopt);
+  const auto start = std::chrono::steady_clock::now();
+  const Status status = daemon->run(g_stop_requested, duration > 0 ? std::optional<double>(duration) : std::nullopt);
+  if (args.has("report")) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::ofstream out(args.get("report"));
+    out << reports_json(daemon->reports(), elapsed) << "\n";
+    if (!out) return io_error("cannot write the report to '", args.get("report"), "'");
+  }
+  return status;
 }
 
 }  // namespace edgefuse::cli

@@ -1,0 +1,111 @@
+#include "pipeline/config/config.h"
+
+#include <algorithm>
+#include <fstream>
+#include <system_error>
+
+#include "pipeline/config/cross_checks.h"
+#include "pipeline/config/field_reader.h"
+#include "pipeline/config/schema.h"
+#include "pipeline/config/yaml_tree.h"
+
+namespace edgefuse {
+namespace {
+
+using config::Diagnostics;
+using config::FieldSpec;
+using config::ReadContext;
+using config::SectionSpec;
+using config::YamlNode;
+
+const SectionSpec& section(std::string_view key) {
+  const auto spec = config::sections();
+  const auto found = std::find_if(spec.begin(), spec.end(), [&](const SectionSpec& s) { return s.key == key; });
+  EF_ASSERT(found != spec.end(), "no section ", key);
+  return *found;
+}
+
+// The section's node when present and of the right shape; problems are reported.
+const YamlNode* find_section(const YamlNode& root, const SectionSpec& spec, ReadContext& context) {
+  const YamlNode* node = root.find(spec.key);
+  if (node == nullptr) {
+    if (spec.required) context.diagnostics.add("", root.line, make_message("missing required key \"", spec.key, '"'));
+    return nullptr;
+  }
+  const bool shape_ok = spec.is_list ? node->kind == YamlNode::Kind::kSequence && !node->children.empty()
+                                     : node->kind == YamlNode::Kind::kMapping;
+  if (!shape_ok) {
+    context.diagnostics.add(spec.key, node->line,
+                            make_message("expected ", spec.is_list ? "a non-empty list of mappings" : "a mapping",
+                                         ", got ", config::describe_found(*node)));
+    return nullptr;
+  }
+  return node;
+}
+
+template <typename Target>
+void read_list_section(const YamlNode& root, std::string_view key, std::span<const FieldSpec<Target>> fields,
+                       ReadContext& context, std::vector<Target>& out) {
+  const YamlNode* list = find_section(root, section(key), context);
+  if (list == nullptr) return;
+  for (size_t i = 0; i < list->children.size(); ++i) {
+    const YamlNode& item = list->children[i];
+    const std::string path = make_message(key, '[', i, ']');
+    Target& target = out.emplace_back();
+    if (item.kind != YamlNode::Kind::kMapping) {
+      context.diagnostics.add(path, item.line, "expected a mapping of keys, got " + config::describe_found(item));
+      continue;
+    }
+    config::read_fields(item, fields, path, context, target);
+  }
+}
+
+}  // namespace
+
+Result<DaemonConfig> parse_config(std::string_view yaml_text, const std::filesystem::path& base_dir,
+                                  std::string_view origin) {
+  EF_ASSIGN_OR_RETURN(const YamlNode root, config::parse_yaml_tree(yaml_text, origin));
+  if (root.kind != YamlNode::Kind::kMapping) {
+    return invalid_argument(config::located_message(
+        origin, "", root.line, "expected a mapping with models and streams, got " + config::describe_found(root)));
+  }
+  Diagnostics diagnostics{std::string(origin)};
+  ReadContext context{.diagnostics = diagnostics, .base_dir = std::filesystem::absolute(base_dir)};
+  DaemonConfig result;
+  std::vector<std::string_view> section_keys;
+  for (const SectionSpec& spec : config::sections()) section_keys.push_back(spec.key);
+  config::read_fields(root, config::top_level_fields(), "", context, result, section_keys);
+  read_list_section(root, "models", config::model_fields(), context, result.models);
+  read_list_section(root, "streams", config::stream_fields(), context, result.streams);
+  if (const YamlNode* events = find_section(root, section("events"), context)) {
+    config::read_fields(*events, config::events_fields(), "events", context, result.events);
+  }
+  // Cross checks read names and uris, which are only meaningful once every key parsed.
+  if (!diagnostics.has_errors()) config::check_cross_references(result, context);
+  EF_RETURN_IF_ERROR(diagnostics.to_status());
+  return result;
+}
+
+Result<DaemonConfig> load_config_file(const std::filesystem::path& file) {
+  std::error_code error;
+  if (!std::filesystem::exists(file, error))
+    return Status(StatusCode::kNotFound, "config file not found: " + file.string());
+  if (std::filesystem::is_directory(file, error))
+    return io_error("config path is a folder, not a file: ", file.string());
+  std::ifstream input(file, std::ios::binary);
+  if (!input) return io_error("cannot open config file ", file.string());
+  // Read one byte past the limit so an oversized (or endless, e.g. a pipe) input is rejected unparsed.
+  std::string text(config::kMaxDocumentBytes + 1, '\0');
+  input.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (input.bad()) return io_error("error reading config file ", file.string());
+  text.resize(static_cast<size_t>(input.gcount()));
+  if (text.size() > config::kMaxDocumentBytes) {
+    return invalid_argument(file.string(), ": config file is larger than the 1 MiB limit");
+  }
+  const std::filesystem::path absolute = std::filesystem::absolute(file, error).lexically_normal();
+  EF_ASSIGN_OR_RETURN(DaemonConfig result, parse_config(text, absolute.parent_path(), file.string()));
+  result.source = absolute;
+  return result;
+}
+
+}  // namespace edgefuse

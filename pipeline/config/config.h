@@ -1,0 +1,76 @@
+// The daemon's configuration: which models to load and which video streams to analyse with them.
+// Read from YAML (kebab-case keys; `edgefuse config --reference` prints every key). Parsing
+// validates everything it can without opening a model or a stream: types, ranges, choices,
+// unknown keys (with a suggestion), name uniqueness, references between streams and models, that
+// model, labels and file:// inputs exist, and which keys apply to which uri scheme.
+// Errors are kInvalidArgument (kNotFound / kIoError when the config file cannot be read): one line
+// per problem, ordered by line, at most 20, each "<origin>: <key path>: <problem> (line N)". YAML-level
+// problems (syntax, size, nesting, anchors) stop at the first; the cross-key checks (names, model
+// references, scheme-only keys) run once every key parsed on its own.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/status.h"
+
+namespace edgefuse {
+
+struct ModelConfig {
+  std::string name;              // unique, [A-Za-z0-9_.-]+
+  std::filesystem::path path;    // ONNX file, absolute after parsing; exists
+  std::string family = "auto";   // auto | yolox | blazeface
+  std::filesystem::path labels;  // optional labels file (one per line), absolute after parsing; exists if given
+  std::string device = "cpu";    // cpu | cuda | auto
+  int threads = 0;               // 0..256, 0 = one per core
+  double score_threshold = 0.3;  // [0,1]
+  double iou_threshold = 0.45;   // [0,1]
+  int max_detections = 100;      // 1..10000
+  int max_batch = 1;             // 1..64
+  int batch_timeout_ms = 5;      // 0..1000
+  bool fuse = true;              // run the graph fuser (false = eager baseline)
+};
+
+struct StreamConfig {
+  std::string name;  // unique, [A-Za-z0-9_.-]+ (it appears in events and metrics)
+  // After parsing one of: file:///ABS (a plain path in the config is resolved against its folder and
+  // must exist), rtsp://..., rtsps://..., v4l2:///dev/..., test://[pattern].
+  std::string uri;
+  std::string model;                   // name of a model in models
+  std::vector<std::string> classes;    // label filter; empty = all
+  int inference_interval = 1;          // run the model on every Nth decoded frame, 1..1000
+  bool loop = false;                   // file:// only: restart at end of stream
+  bool realtime = true;                // file:// and test://: deliver frames at the stream's rate (as a camera
+                                       // would), dropping when late; false = as fast as decoding allows
+  int queue_size = 2;                  // 1..64 frames waiting for inference; when full the oldest is dropped
+  std::string rtsp_transport = "tcp";  // tcp | udp (rtsp:// and rtsps:// only)
+  std::string decoder = "auto";        // auto = highest-rank decoder present, or a GStreamer element name
+  int width = 0, height = 0;           // test:// only: frame size (0 = 1920x1080); 16..7680
+  int framerate = 30;                  // test:// only, 1..240
+};
+
+struct EventsConfig {
+  std::string path = "-";     // JSON-lines file, "-" = stdout; absolute after parsing otherwise
+  bool empty_frames = false;  // also emit an event for processed frames with no detections
+};
+
+struct DaemonConfig {
+  std::vector<ModelConfig> models;
+  std::vector<StreamConfig> streams;
+  EventsConfig events;
+  double stats_interval_s = 10;  // per-stream statistics log period, 0 = off, 0..3600
+  std::filesystem::path source;  // the file it was read from (empty for text)
+};
+
+// Parses YAML text; base_dir resolves relative paths; origin names the source in errors (file name).
+Result<DaemonConfig> parse_config(std::string_view yaml_text, const std::filesystem::path& base_dir,
+                                  std::string_view origin);
+// Reads at most 1 MiB (larger files are rejected unread) and parses it relative to its folder.
+Result<DaemonConfig> load_config_file(const std::filesystem::path& file);
+// The reference of every key (path, type, range/choices, default, description), as text for
+// `edgefuse config --reference`.
+std::string config_reference();
+
+}  // namespace edgefuse

@@ -1,0 +1,81 @@
+#include "pipeline/config/cross_checks.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "pipeline/config/key_suggestion.h"
+#include "pipeline/config/stream_uri.h"
+
+namespace edgefuse::config {
+namespace {
+
+int line_of(const ReadContext& context, const std::string& path) {
+  const auto found = context.key_lines.find(path);
+  return found == context.key_lines.end() ? 0 : found->second;
+}
+
+std::string item_path(std::string_view list, size_t index, std::string_view key) {
+  return make_message(list, '[', index, "].", key);
+}
+
+// Each name once; the error names both occurrences.
+template <typename Item>
+void check_unique_names(const std::vector<Item>& items, std::string_view list, std::string_view what,
+                        ReadContext& context) {
+  std::map<std::string_view, size_t> first_index;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto [first, inserted] = first_index.emplace(items[i].name, i);
+    if (inserted) continue;
+    const std::string first_path = item_path(list, first->second, "name");
+    context.diagnostics.add(item_path(list, i, "name"), line_of(context, item_path(list, i, "name")),
+                            make_message("duplicate ", what, " name \"", items[i].name, "\"; first defined at ",
+                                         first_path, " (line ", line_of(context, first_path), ")"));
+  }
+}
+
+bool scheme_listed(std::string_view schemes, std::string_view scheme) {
+  while (true) {
+    const size_t bar = schemes.find('|');
+    if (schemes.substr(0, bar) == scheme) return true;
+    if (bar == std::string_view::npos) return false;
+    schemes.remove_prefix(bar + 1);
+  }
+}
+
+void check_stream(const StreamConfig& stream, size_t index, std::span<const std::string_view> model_names,
+                  ReadContext& context) {
+  if (std::find(model_names.begin(), model_names.end(), stream.model) == model_names.end()) {
+    std::string known;
+    for (std::string_view name : model_names) known += make_message(known.empty() ? "" : ", ", name);
+    const std::string path = item_path("streams", index, "model");
+    context.diagnostics.add(path, line_of(context, path),
+                            make_message("unknown model \"", stream.model, "\"; models defined: ", known),
+                            suggest(stream.model, model_names));
+  }
+  const std::string_view scheme = uri_scheme(stream.uri);
+  for (const FieldSpec<StreamConfig>& field : stream_fields()) {
+    const std::string path = item_path("streams", index, field.rule.key);
+    const int line = line_of(context, path);
+    if (field.rule.only_for_scheme.empty() || line == 0 || scheme_listed(field.rule.only_for_scheme, scheme)) continue;
+    context.diagnostics.add(path, line,
+                            make_message("applies only to ", describe_schemes(field.rule.only_for_scheme),
+                                         " streams; this stream's uri is ", scheme, "://"));
+  }
+}
+
+}  // namespace
+
+void check_cross_references(const DaemonConfig& config, ReadContext& context) {
+  check_unique_names(config.models, "models", "model", context);
+  check_unique_names(config.streams, "streams", "stream", context);
+  std::vector<std::string_view> model_names;
+  for (const ModelConfig& model : config.models) {
+    if (std::find(model_names.begin(), model_names.end(), model.name) == model_names.end()) {
+      model_names.push_back(model.name);
+    }
+  }
+  for (size_t i = 0; i < config.streams.size(); ++i) check_stream(config.streams[i], i, model_names, context);
+}
+
+}  // namespace edgefuse::config
