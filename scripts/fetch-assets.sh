@@ -89,7 +89,28 @@ fetch_darknet_data() {  # coco.names and the classic detection photos
   done
 }
 
+# The street clip: vtest.avi from Debian's opencv-doc, and a 1080p30 H.264 .mp4 made from it with
+# GStreamer (openh264; frames repeated 10 -> 30 fps, unlike ../shared's clip re-timed with ffmpeg).
+fetch_video() {
+  local avi=/usr/share/doc/opencv-doc/examples/data/vtest.avi
+  [ -e "$to/data/vtest.avi" ] && [ -e "$to/data/vtest_1080p30.mp4" ] && return 0
+  if [ ! -f "$avi" ]; then
+    local sudo_cmd=()
+    [ "$(id -u)" != 0 ] && sudo_cmd=(sudo)
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends opencv-doc >/dev/null 2>&1 || return 1
+  fi
+  [ -e "$to/data/vtest.avi" ] || cp -f "$avi" "$to/data/vtest.avi" || return 1
+  [ -e "$to/data/vtest_1080p30.mp4" ] && return 0
+  command -v gst-launch-1.0 >/dev/null || return 1
+  gst-launch-1.0 -q filesrc location="$to/data/vtest.avi" ! decodebin ! videoconvert ! videoscale ! \
+    video/x-raw,width=1920,height=1080 ! videorate ! video/x-raw,framerate=30/1 ! openh264enc bitrate=8000000 ! \
+    h264parse ! mp4mux ! filesink location="$to/data/vtest_1080p30.mp4.part" >/dev/null 2>&1 &&
+    mv "$to/data/vtest_1080p30.mp4.part" "$to/data/vtest_1080p30.mp4"
+  rm -f "$to/data/vtest_1080p30.mp4.part"
+}
+
 take_from_folder
+fetch_video || true
 fetch_blazeface
 fetch_yolox
 fetch_darknet_data
@@ -102,6 +123,7 @@ for f in "${!sha256[@]}"; do
 done
 [ -f "$to/models/coco.names" ] || missing+=("models/coco.names")
 for img in "${images[@]}"; do [ -f "$to/data/images/$img.jpg" ] || missing+=("data/images/$img.jpg"); done
+[ -e "$to/data/vtest_1080p30.mp4" ] || missing+=("data/vtest_1080p30.mp4")
 
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "fetch-assets: could not get: ${missing[*]}" >&2

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# edgefuse run and edgefuse config as a user meets them: the reference, --check, bad configs (exit
+# non-zero, key path and line in the message), and SIGINT draining a live stream cleanly with the
+# accounting identity in the summary. Needs the YOLOX model (skips when absent).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+assets="${EDGEFUSE_ASSETS_DIR:-$EDGEFUSE_DEFAULT_ASSETS_DIR}"
+yolox="$assets/models/yolox_nano.onnx"
+require_file "$yolox"
+"$EDGEFUSE" run --help >/dev/null 2>&1 || { echo "SKIPPED: built without GStreamer"; exit 77; }
+
+# run_fails_with PATTERN CMD...: CMD exits non-zero and stderr contains PATTERN.
+run_fails_with() {
+  local pattern="$1"
+  shift
+  if "$@" >"$WORK_DIR/out" 2>"$WORK_DIR/err"; then fail "expected failure: $*"; fi
+  grep -qF -- "$pattern" "$WORK_DIR/err" || fail "stderr of '$*' lacks '$pattern': $(cat "$WORK_DIR/err")"
+}
+
+run_ok "$EDGEFUSE" config --reference
+for key in "inference-interval" "max-batch" "batch-timeout-ms" "queue-size" "rtsp-transport" "empty-frames"; do
+  expect_output "$key"
+done
+
+cat >"$WORK_DIR/live.yaml" <<YAML
+models:
+  - name: people
+    path: $yolox
+    threads: 1
+streams:
+  - name: pattern
+    uri: test://ball
+    model: people
+    width: 640
+    height: 360
+events:
+  path: $WORK_DIR/events.jsonl
+  empty-frames: true
+stats-interval-s: 1
+YAML
+run_ok "$EDGEFUSE" run --config "$WORK_DIR/live.yaml" --check
+expect_output "OK (1 model(s), 1 stream(s))"
+
+# A live stream until SIGINT: drains, prints the summary, exits 0, and frames in = dropped + processed.
+"$EDGEFUSE" run --config "$WORK_DIR/live.yaml" --report "$WORK_DIR/report.json" 2>"$WORK_DIR/log" &
+daemon=$!
+sleep 4
+kill -INT "$daemon"
+wait "$daemon" || fail "daemon exited $? after SIGINT: $(tail -5 "$WORK_DIR/log")"
+grep -q "stream 'pattern' summary:" "$WORK_DIR/log" || fail "no summary line: $(cat "$WORK_DIR/log")"
+grep -q "stream 'pattern': .* fps in" "$WORK_DIR/log" || fail "no periodic statistics: $(cat "$WORK_DIR/log")"
+report=$(cat "$WORK_DIR/report.json")
+field() { grep -oE "\"$1\":[0-9]+" <<<"$report" | cut -d: -f2; }
+frames_in=$(field frames_in) processed=$(field processed) dropped=$(field dropped) skipped=$(field skipped)
+[[ "$frames_in" -gt 0 && "$processed" -gt 0 ]] || fail "nothing processed: $report"
+[[ $((processed + dropped + skipped)) -eq "$frames_in" ]] || fail "accounting broken: $report"
+[[ "$(wc -l <"$WORK_DIR/events.jsonl")" -eq "$processed" ]] || fail "events != processed frames: $report"
+
+# Bad configs: exit non-zero, say which key, where, and what was expected.
+printf 'models:\n  - name: m\n    path: %s\nstreams:\n  - name: s\n    uri: test://\n    model: m\n    inference-interval: two\n' \
+  "$yolox" >"$WORK_DIR/bad.yaml"
+run_fails_with 'streams[0].inference-interval: expected integer' "$EDGEFUSE" run --config "$WORK_DIR/bad.yaml"
+run_fails_with '(line 8)' "$EDGEFUSE" run --config "$WORK_DIR/bad.yaml"
+printf 'models:\n  - name: m\n    path: %s\n    scor-threshold: 0.5\nstreams:\n  - name: s\n    uri: test://\n    model: m\n' \
+  "$yolox" >"$WORK_DIR/typo.yaml"
+run_fails_with 'did you mean "score-threshold"' "$EDGEFUSE" run --check --config "$WORK_DIR/typo.yaml"
+printf 'models:\n  - name: m\n    path: /nonexistent/model.onnx\nstreams:\n  - name: s\n    uri: test://\n    model: m\n' \
+  >"$WORK_DIR/missing.yaml"
+run_fails_with '/nonexistent/model.onnx' "$EDGEFUSE" config --validate "$WORK_DIR/missing.yaml"
+run_fails_with 'not found' "$EDGEFUSE" run --config "$WORK_DIR/nonexistent.yaml"
+echo "cli_daemon: ok"
