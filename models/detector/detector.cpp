@@ -6,6 +6,7 @@
 #include "models/detect/letterbox.h"
 #include "models/detect/nms.h"
 #include "models/detect/yolox_decode.h"
+#include "models/detector/batching.h"
 #include "models/detector/family.h"
 #include "models/detector/preprocess.h"
 
@@ -16,24 +17,28 @@ Status decode_error(std::string_view family, const std::string& error) {
   return invalid_model(family, " decoding: ", error);
 }
 
-Result<std::vector<Detection>> decode_yolox_outputs(std::span<const Tensor> outputs, int width, int height,
-                                                    float score_threshold) {
+// Outputs hold a batch; `item` selects one element of it (outputs' first dimension).
+Result<std::vector<Detection>> decode_yolox_outputs(std::span<const Tensor> outputs, int64_t item, int width,
+                                                    int height, float score_threshold) {
   const Tensor& output = outputs[0];
-  if (output.dtype() != DType::kF32 || output.rank() != 3 || output.dim(0) != 1) {
-    return invalid_model("YOLOX output is ", output.desc().to_string(), ", expected f32 [1, cells, 5 + classes]");
+  if (output.dtype() != DType::kF32 || output.rank() != 3 || output.dim(0) <= item) {
+    return invalid_model("YOLOX output is ", output.desc().to_string(), ", expected f32 [batch, cells, 5 + classes]");
   }
-  DecodeResult decoded =
-      decode_yolox(output.data<float>(), output.dim(1), output.dim(2), width, height, score_threshold);
+  const int64_t per_item = output.dim(1) * output.dim(2);
+  DecodeResult decoded = decode_yolox(output.data<float>() + item * per_item, output.dim(1), output.dim(2), width,
+                                      height, score_threshold);
   if (!decoded.ok()) return decode_error("YOLOX", decoded.error);
   return std::move(decoded.detections);
 }
 
-Result<std::vector<Detection>> decode_blazeface_outputs(std::span<const Tensor> outputs, int size,
+Result<std::vector<Detection>> decode_blazeface_outputs(std::span<const Tensor> outputs, int64_t item, int size,
                                                         float score_threshold) {
-  std::vector<Shape> shapes;
+  std::vector<Shape> shapes;  // of one batch element, as find_blazeface_outputs knows them
   for (const Tensor& output : outputs) {
-    if (output.dtype() != DType::kF32) return invalid_model("BlazeFace output is ", output.desc().to_string());
-    shapes.push_back(output.shape());
+    if (output.dtype() != DType::kF32 || output.rank() != 3 || output.dim(0) <= item) {
+      return invalid_model("BlazeFace output is ", output.desc().to_string());
+    }
+    shapes.push_back({1, output.dim(1), output.dim(2)});
   }
   EF_ASSIGN_OR_RETURN(BlazeFaceOutputs roles, find_blazeface_outputs(shapes));
   const std::vector<Anchor> anchors = blazeface_anchors(size);
@@ -43,8 +48,10 @@ Result<std::vector<Detection>> decode_blazeface_outputs(std::span<const Tensor> 
     const Tensor& scores = outputs[roles.scores[head]];
     const Tensor& regressors = outputs[roles.regressors[head]];
     const auto count = static_cast<size_t>(scores.dim(1));
+    const float* item_scores = scores.data<float>() + item * scores.dim(1) * scores.dim(2);
+    const float* item_regressors = regressors.data<float>() + item * regressors.dim(1) * regressors.dim(2);
     DecodeResult decoded =
-        decode_blazeface(scores.data<float>(), scores.dim(1), regressors.data<float>(), regressors.dim(2),
+        decode_blazeface(item_scores, scores.dim(1), item_regressors, regressors.dim(2),
                          std::span<const Anchor>(anchors).subspan(first_anchor, count), score_threshold);
     if (!decoded.ok()) return decode_error("BlazeFace", decoded.error);
     detections.insert(detections.end(), std::make_move_iterator(decoded.detections.begin()),
@@ -72,9 +79,15 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
   if (!(options.iou_threshold >= 0 && options.iou_threshold <= 1)) {
     return invalid_argument("IoU threshold ", options.iou_threshold, " is outside [0, 1]");
   }
+  if (options.max_batch < 1) return invalid_argument("max batch ", options.max_batch, " is below 1");
   Result<InputSize> size =
       family == DetectorFamily::kYolox ? check_yolox_signature(*graph) : check_blazeface_signature(*graph);
   if (!size.is_ok()) return size.status();
+  if (options.max_batch > 1) {
+    EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> batched, make_batch_dynamic(*graph));
+    EF_RETURN_IF_ERROR(check_batch_equivalence(graph, batched, 2, options.executor));
+    graph = std::move(batched);
+  }
   EF_ASSIGN_OR_RETURN(Executor executor, Executor::create(std::move(graph), options.executor));
   return Detector(family, std::move(executor), options, size->width, size->height);
 }
@@ -94,15 +107,34 @@ Result<std::vector<Detection>> Detector::detect(const cv::Mat& bgr_image) {
 
 Result<std::vector<Detection>> Detector::detect_input(const Tensor& input, const Letterbox& letterbox, int src_w,
                                                       int src_h) {
+  const SourceImage source{letterbox, src_w, src_h};
+  EF_ASSIGN_OR_RETURN(std::vector<std::vector<Detection>> detections,
+                      detect_batch(input, std::span<const SourceImage>(&source, 1)));
+  return std::move(detections[0]);
+}
+
+Result<std::vector<std::vector<Detection>>> Detector::detect_batch(const Tensor& inputs,
+                                                                   std::span<const SourceImage> sources) {
+  const auto batch = static_cast<int64_t>(sources.size());
+  if (inputs.rank() < 1 || inputs.dim(0) != batch || batch < 1 || batch > options_.max_batch) {
+    return invalid_argument("batch input ", inputs.desc().to_string(), " for ", batch, " images (max batch ",
+                            options_.max_batch, ")");
+  }
   const bool yolox = family_ == DetectorFamily::kYolox;
-  EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executor_.run(std::span<const Tensor>(&input, 1)));
-  EF_ASSIGN_OR_RETURN(std::vector<Detection> detections,
-                      yolox ? decode_yolox_outputs(outputs, input_width_, input_height_, options_.score_threshold)
-                            : decode_blazeface_outputs(outputs, input_width_, options_.score_threshold));
-  detections = yolox ? nms_per_class(std::move(detections), options_.iou_threshold, options_.max_detections)
-                     : nms_class_agnostic(std::move(detections), options_.iou_threshold, options_.max_detections);
-  unletterbox(detections, letterbox, src_w, src_h);
-  return detections;
+  EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executor_.run(std::span<const Tensor>(&inputs, 1)));
+  std::vector<std::vector<Detection>> results;
+  for (int64_t item = 0; item < batch; ++item) {
+    EF_ASSIGN_OR_RETURN(std::vector<Detection> detections,
+                        yolox
+                            ? decode_yolox_outputs(outputs, item, input_width_, input_height_, options_.score_threshold)
+                            : decode_blazeface_outputs(outputs, item, input_width_, options_.score_threshold));
+    detections = yolox ? nms_per_class(std::move(detections), options_.iou_threshold, options_.max_detections)
+                       : nms_class_agnostic(std::move(detections), options_.iou_threshold, options_.max_detections);
+    const SourceImage& source = sources[static_cast<size_t>(item)];
+    unletterbox(detections, source.letterbox, source.width, source.height);
+    results.push_back(std::move(detections));
+  }
+  return results;
 }
 
 }  // namespace edgefuse

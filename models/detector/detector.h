@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@ struct DetectorOptions {
   float score_threshold = 0.3f;
   float iou_threshold = 0.45f;  // NMS: per class for YOLOX, across classes for BlazeFace (one class)
   int max_detections = 300;
+  // Images per run. Above 1 the graph's batch is made dynamic (models/detector/batching.h) and
+  // checked against one-by-one runs when the detector is created; create fails if it differs.
+  int max_batch = 1;
   ExecutorOptions executor;  // threads, reference kernels
 };
 
@@ -44,6 +48,16 @@ class Detector {
   // Runs on an input already preprocessed to input_spec() from a src_w x src_h image placed by
   // `letterbox`; boxes come back in that image's pixels.
   Result<std::vector<Detection>> detect_input(const Tensor& input, const Letterbox& letterbox, int src_w, int src_h);
+
+  // Where each image of a batch came from: its letterbox in the input and its size.
+  struct SourceImage {
+    Letterbox letterbox;
+    int width = 0, height = 0;
+  };
+  // Runs inputs [k, ...] (k = sources.size(), 1..max_batch(), each element preprocessed to
+  // input_spec()) in one pass; detections per image, in its pixels.
+  Result<std::vector<std::vector<Detection>>> detect_batch(const Tensor& inputs, std::span<const SourceImage> sources);
+  int max_batch() const { return options_.max_batch; }
 
   DetectorFamily family() const { return family_; }
   int input_width() const { return input_width_; }

@@ -70,7 +70,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
     daemon_log("model '", model_config.name, "': ", model_config.path.string(), ", ",
                family_name(model->runner->detector().family()), " ", model->runner->detector().input_width(), "x",
                model->runner->detector().input_height(), ", ", model->runner->nodes_before_fusion(), " nodes -> ",
-               model->runner->nodes_after_fusion(), " after fusion");
+               model->runner->nodes_after_fusion(), " after fusion, max batch ", model->runner->max_batch());
     daemon->models_.push_back(std::move(model));
   }
   for (const StreamConfig& stream_config : config.streams) {
@@ -188,16 +188,20 @@ void Daemon::model_worker(Model& model) {
   for (;;) {
     std::vector<PendingFrame> batch = model.scheduler->next_batch();
     if (batch.empty()) return;
-    // The imported models have a fixed batch of one, so a batch runs frame by frame through the
-    // one cached plan; the batch still bounds how long a frame waits behind the other streams.
-    for (PendingFrame& pending : batch) process(model, pending);
+    // The runner takes at most its max batch (1 when the model could not be batched).
+    for (size_t first = 0; first < batch.size(); first += static_cast<size_t>(model.runner->max_batch())) {
+      const size_t count = std::min(batch.size() - first, static_cast<size_t>(model.runner->max_batch()));
+      std::vector<const DecodedFrame*> frames;
+      for (size_t i = first; i < first + count; ++i) frames.push_back(&batch[i].frame);
+      std::vector<Result<std::vector<Detection>>> results = model.runner->detect(frames);
+      for (size_t i = 0; i < count; ++i) publish(model, batch[first + i], std::move(results[i]));
+    }
   }
 }
 
-void Daemon::process(Model& model, PendingFrame& pending) {
+void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vector<Detection>> detected) {
   Stream& stream = *streams_[model.streams[static_cast<size_t>(pending.stream)]];
   const DecodedFrame& frame = pending.frame;
-  Result<std::vector<Detection>> detected = model.runner->detect(frame);
   stream.stats.processed.fetch_add(1);
   if (!detected.is_ok()) {
     const int64_t failures = stream.stats.failed.fetch_add(1) + 1;

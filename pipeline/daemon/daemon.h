@@ -52,7 +52,8 @@ class Daemon {
   struct Model;
   Daemon() = default;
   void model_worker(Model& model);
-  void process(Model& model, PendingFrame& pending);
+  // Counts a processed frame and writes its event.
+  void publish(Model& model, const PendingFrame& pending, Result<std::vector<Detection>> detected);
   void log_stats(bool final_summary);
   void shut_down();
 

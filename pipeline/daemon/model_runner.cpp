@@ -5,6 +5,7 @@
 #include "fusion/pass_manager.h"
 #include "models/detect/labels.h"
 #include "models/onnx/onnx_importer.h"
+#include "pipeline/daemon/daemon_log.h"
 
 namespace edgefuse {
 namespace {
@@ -71,22 +72,59 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const ModelConfig& conf
   options.iou_threshold = static_cast<float>(config.iou_threshold);
   options.max_detections = config.max_detections;
   options.executor.threads = config.threads;
-  Result<Detector> detector = Detector::create(std::move(*graph), *family, options);
+  options.max_batch = config.max_batch;
+  Result<Detector> detector = Detector::create(*graph, *family, options);
+  if (!detector.is_ok() && options.max_batch > 1) {
+    daemon_log("model '", config.name, "': max-batch ", config.max_batch, " not possible (",
+               detector.status().message(), "); frames run one at a time");
+    options.max_batch = 1;
+    detector = Detector::create(*graph, *family, options);
+  }
   if (!detector.is_ok()) return context(detector.status());
   runner->detector_ = std::make_unique<Detector>(std::move(*detector));
 
   const ModelInputSpec spec = runner->detector_->input_spec();
-  const Shape shape =
-      spec.layout == TensorLayout::kNCHW ? Shape{1, 3, spec.height, spec.width} : Shape{1, spec.height, spec.width, 3};
+  const int64_t batch = runner->detector_->max_batch();
+  const Shape shape = spec.layout == TensorLayout::kNCHW ? Shape{batch, 3, spec.height, spec.width}
+                                                         : Shape{batch, spec.height, spec.width, 3};
   runner->input_ = Tensor::empty(DType::kF32, shape);
   return runner;
 }
 
-Result<std::vector<Detection>> ModelRunner::detect(const DecodedFrame& frame) {
-  const YuvMatrix matrix = frame.bt709 ? YuvMatrix::kBt709 : YuvMatrix::kBt601;
-  EF_ASSIGN_OR_RETURN(const Letterbox letterbox,
-                      preprocessor_.run(yuv_view(frame), detector_->input_spec(), matrix, input_.data<float>()));
-  return detector_->detect_input(input_, letterbox, frame.width(), frame.height());
+std::vector<Result<std::vector<Detection>>> ModelRunner::detect(std::span<const DecodedFrame* const> frames) {
+  EF_ASSERT(!frames.empty() && static_cast<int>(frames.size()) <= max_batch());
+  const ModelInputSpec spec = detector_->input_spec();
+  const int64_t per_item = int64_t{3} * spec.width * spec.height;
+  std::vector<Result<std::vector<Detection>>> results(frames.size(),
+                                                      Result<std::vector<Detection>>(std::vector<Detection>{}));
+  std::vector<Detector::SourceImage> sources;
+  std::vector<size_t> batched;  // which frames went into the batch, in slot order
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const DecodedFrame& frame = *frames[i];
+    const YuvMatrix matrix = frame.bt709 ? YuvMatrix::kBt709 : YuvMatrix::kBt601;
+    EF_ASSERT(input_.numel() >= static_cast<int64_t>(batched.size() + 1) * per_item);
+    float* slot = input_.data<float>() + static_cast<int64_t>(batched.size()) * per_item;
+    Result<Letterbox> letterbox = preprocessor_.run(yuv_view(frame), spec, matrix, slot);
+    if (!letterbox.is_ok()) {
+      results[i] = letterbox.status();
+      continue;
+    }
+    sources.push_back({*letterbox, frame.width(), frame.height()});
+    batched.push_back(i);
+  }
+  if (batched.empty()) return results;
+  Shape shape = input_.shape();
+  shape[0] = static_cast<int64_t>(batched.size());
+  const Tensor inputs = Tensor::wrap(DType::kF32, shape, input_.data<float>());
+  Result<std::vector<std::vector<Detection>>> detections = detector_->detect_batch(inputs, sources);
+  for (size_t slot = 0; slot < batched.size(); ++slot) {
+    if (detections.is_ok()) {
+      results[batched[slot]] = std::move((*detections)[slot]);
+    } else {
+      results[batched[slot]] = detections.status();
+    }
+  }
+  return results;
 }
 
 Result<std::vector<int>> ModelRunner::class_ids(const std::vector<std::string>& names) const {

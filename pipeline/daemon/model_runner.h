@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,11 @@ class ModelRunner {
   // the model by its config name.
   static Result<std::unique_ptr<ModelRunner>> create(const ModelConfig& config);
 
-  // Preprocesses and runs one frame; boxes in the frame's pixels.
-  Result<std::vector<Detection>> detect(const DecodedFrame& frame);
+  // Preprocesses the frames into one batch and runs it (max_batch() frames at most); per frame
+  // its detections in its own pixels, or the error it hit (a frame that cannot be preprocessed
+  // fails alone; an inference error fails the whole batch).
+  std::vector<Result<std::vector<Detection>>> detect(std::span<const DecodedFrame* const> frames);
+  int max_batch() const { return detector_->max_batch(); }
 
   // Class ids for label names; an unknown name is an error listing a few known ones.
   Result<std::vector<int>> class_ids(const std::vector<std::string>& names) const;
@@ -40,7 +44,7 @@ class ModelRunner {
   std::unique_ptr<Detector> detector_;
   std::vector<std::string> labels_;
   YuvPreprocessor preprocessor_;
-  Tensor input_;  // reused for every frame
+  Tensor input_;  // [max_batch, ...], reused for every batch
   int nodes_before_ = 0, nodes_after_ = 0;
 };
 
