@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pipeline/cli/commands.h"
+#include "runtime/cpu_features.h"
 #ifdef EDGEFUSE_HAVE_CUDA
 #include "runtime/cuda/cuda_device.h"
 #endif
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "--version") {
     std::cout << "edgefuse " << EDGEFUSE_VERSION << "\n";
+    std::cout << "CPU ISA: " << edgefuse::cpu_isa_name(edgefuse::active_cpu_isa()) << "\n";
 #ifdef EDGEFUSE_HAVE_CUDA
     const std::vector<edgefuse::CudaDeviceInfo> devices = edgefuse::cuda_devices();
     std::cout << "CUDA: built in; " << devices.size() << " device(s) visible\n";

@@ -6,8 +6,8 @@
 //   fused_residual_after_activation: 0 (default) or 1; where the fused residual (Conv input 3,
 //     conv_problem.h) is added: 0 before the activation, act(conv + B + R) (fuse_conv_add);
 //     1 after it, act(conv + B) + R (fuse_conv_activation_add)
-// Each follows the formula of the op it replaces (unary_math.h); silu is x * sigmoid(x).
-// Header-only so both Conv kernels share it without another runtime source file.
+// Each follows the formula of the op it replaces (unary_math.h); silu is x * sigmoid(x). apply()
+// is the reference; the optimised f32 loops are in conv_kernels.cpp (compiled per CPU ISA level).
 #pragma once
 
 #include <limits>
@@ -15,7 +15,6 @@
 
 #include "runtime/attributes.h"
 #include "runtime/ops/unary_math.h"
-#include "runtime/ops/vector_math.h"
 #include "runtime/status.h"
 
 namespace edgefuse {
@@ -51,42 +50,6 @@ struct ConvEpilogue {
         return x * unary_math::sigmoid(x);
     }
     return x;
-  }
-
-  // Applies the epilogue in place to `count` f32 values; one branch-free loop per kind, so each
-  // vectorises (sigmoid through vector_math's f32 exp, as the standalone Sigmoid kernel does).
-  void apply_f32(float* data, int64_t count) const {
-    switch (kind) {
-      case Kind::kNone:
-        return;
-      case Kind::kRelu:
-        for (int64_t i = 0; i < count; ++i) data[i] = unary_math::relu(data[i]);
-        return;
-      case Kind::kLeakyRelu: {
-        const float a = alpha;
-        for (int64_t i = 0; i < count; ++i) data[i] = unary_math::leaky_relu(data[i], a);
-        return;
-      }
-      case Kind::kClip: {
-        const float lo = min, hi = max;
-        for (int64_t i = 0; i < count; ++i) data[i] = unary_math::clip(data[i], lo, hi);
-        return;
-      }
-      case Kind::kSigmoid:
-        for (int64_t i = 0; i < count; ++i) data[i] = vector_math::sigmoid_f32(data[i]);
-        return;
-      case Kind::kHardSwish:
-        for (int64_t i = 0; i < count; ++i) data[i] = unary_math::hard_swish(data[i]);
-        return;
-      case Kind::kHardSigmoid: {
-        const float a = alpha, b = beta;
-        for (int64_t i = 0; i < count; ++i) data[i] = unary_math::hard_sigmoid(data[i], a, b);
-        return;
-      }
-      case Kind::kSilu:
-        for (int64_t i = 0; i < count; ++i) data[i] = data[i] * vector_math::sigmoid_f32(data[i]);
-        return;
-    }
   }
 };
 

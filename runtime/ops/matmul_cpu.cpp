@@ -1,20 +1,15 @@
-// Optimised f32 MatMul and Gemm: Eigen GEMMs on row-major maps of the raw buffers, each task
-// one single-threaded GEMM over a block of output rows; the thread pool runs the tasks. Other
-// dtypes use the reference.
+// Optimised f32 MatMul and Gemm: the output rows split into tasks on the thread pool, each task
+// one single-threaded GEMM of the active CPU ISA level (matmul_kernels.cpp through
+// cpu_kernel_table.h). Other dtypes use the reference.
 #include <algorithm>
 
-#include <Eigen/Core>
-
+#include "runtime/ops/cpu_kernel_table.h"
 #include "runtime/ops/matmul_problem.h"
 #include "runtime/ops/ops.h"
 
 namespace edgefuse {
 
 namespace {
-
-using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstMatrixView = Eigen::Map<const RowMajorMatrix>;
-using MatrixView = Eigen::Map<RowMajorMatrix>;
 
 // Rows per task: whole matrices when there are enough of them to share out, else row blocks
 // (at least 16 rows, so each GEMM stays worth its overhead).
@@ -33,6 +28,7 @@ Status cpu_matmul(const KernelArgs& args) {
   const float* a = args.inputs[0]->data<float>();
   const float* b = args.inputs[1]->data<float>();
   float* y = args.outputs[0]->data<float>();
+  const CpuKernelTable& kernels = cpu_kernel_table();
   const auto batches = static_cast<int64_t>(p.a_offsets.size());
   const int64_t rows = rows_per_task(args.pool, batches, p.m);
   const int64_t blocks = std::max<int64_t>(1, (p.m + rows - 1) / rows);
@@ -42,10 +38,9 @@ Status cpu_matmul(const KernelArgs& args) {
       const int64_t row = (task % blocks) * rows;
       const int64_t count = std::min(rows, p.m - row);
       if (count <= 0) continue;
-      const ConstMatrixView a_block(a + p.a_offsets[batch] + row * p.k, count, p.k);
-      const ConstMatrixView b_matrix(b + p.b_offsets[batch], p.k, p.n);
-      MatrixView y_block(y + (batch * p.m + row) * p.n, count, p.n);
-      y_block.noalias() = a_block * b_matrix;
+      const GemmF32 g{
+          a + p.a_offsets[batch], b + p.b_offsets[batch], y + batch * p.m * p.n, p.m, p.k, p.n, false, false, 1.0f};
+      kernels.gemm_f32(g, row, count);
     }
   });
   return Status::ok();
@@ -54,13 +49,11 @@ Status cpu_matmul(const KernelArgs& args) {
 Status cpu_gemm(const KernelArgs& args) {
   if (args.inputs[0]->dtype() != DType::kF32) return reference_gemm(args);
   EF_ASSIGN_OR_RETURN(GemmProblem p, gemm_problem(args.node, args.inputs));
-  const float* a = args.inputs[0]->data<float>();
-  const float* b = args.inputs[1]->data<float>();
   const float* c = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;
   float* y = args.outputs[0]->data<float>();
-  // A stored [M, K] or [K, M]; B stored [K, N] or [N, K].
-  const ConstMatrixView a_stored(a, p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k);
-  const ConstMatrixView b_stored(b, p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n);
+  const GemmF32 g{
+      args.inputs[0]->data<float>(), args.inputs[1]->data<float>(), y, p.m, p.k, p.n, p.trans_a, p.trans_b, p.alpha};
+  const CpuKernelTable& kernels = cpu_kernel_table();
   const int64_t rows = rows_per_task(args.pool, 1, p.m);
   const int64_t blocks = std::max<int64_t>(1, (p.m + rows - 1) / rows);
   parallel_for(args.pool, blocks, 1, [&](int64_t begin, int64_t end) {
@@ -68,16 +61,7 @@ Status cpu_gemm(const KernelArgs& args) {
       const int64_t row = block * rows;
       const int64_t count = std::min(rows, p.m - row);
       if (count <= 0) continue;
-      MatrixView y_block(y + row * p.n, count, p.n);
-      if (p.trans_a && p.trans_b) {
-        y_block.noalias() = p.alpha * a_stored.middleCols(row, count).transpose() * b_stored.transpose();
-      } else if (p.trans_a) {
-        y_block.noalias() = p.alpha * a_stored.middleCols(row, count).transpose() * b_stored;
-      } else if (p.trans_b) {
-        y_block.noalias() = p.alpha * a_stored.middleRows(row, count) * b_stored.transpose();
-      } else {
-        y_block.noalias() = p.alpha * a_stored.middleRows(row, count) * b_stored;
-      }
+      kernels.gemm_f32(g, row, count);
       if (c != nullptr) {
         for (int64_t i = 0; i < count; ++i) {
           const float* c_row = c + (row + i) * p.c_row_stride;

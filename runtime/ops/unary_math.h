@@ -6,7 +6,11 @@
 
 #include <cmath>
 
+#include "runtime/ops/isa_namespace.h"
+
 namespace edgefuse::unary_math {
+// Per ISA level, so each level's out-of-line copies get their own symbols (isa_namespace.h).
+inline namespace EF_ISA_NAMESPACE {
 
 template <typename T>
 T relu(T x) {
@@ -49,4 +53,5 @@ T clip(T x, T lo, T hi) {
   return x > hi ? hi : x;
 }
 
+}  // namespace EF_ISA_NAMESPACE
 }  // namespace edgefuse::unary_math

@@ -7,7 +7,11 @@
 #include <cmath>
 #include <cstdint>
 
+#include "runtime/ops/isa_namespace.h"
+
 namespace edgefuse::vector_math {
+// Per ISA level, so each level's out-of-line copies get their own symbols (isa_namespace.h).
+inline namespace EF_ISA_NAMESPACE {
 
 // exp(x): x = n*ln2 + r with |r| <= ln2/2, exp(r) by its degree-7 Taylor polynomial (truncation
 // error < 5e-9 relative), 2^n assembled in the exponent bits. Results below the smallest normal
@@ -53,4 +57,5 @@ inline float sigmoid_f32(float x) {
   return x >= 0.0f ? r : e * r;
 }
 
+}  // namespace EF_ISA_NAMESPACE
 }  // namespace edgefuse::vector_math

@@ -1,0 +1,48 @@
+#include "runtime/ops/cpu_kernel_table.h"
+
+#include "runtime/status.h"
+
+EF_DECLARE_CPU_KERNELS(isa_portable)
+#if EF_CPU_DISPATCH_X86
+EF_DECLARE_CPU_KERNELS(isa_avx2)
+EF_DECLARE_CPU_KERNELS(isa_avx512)
+#endif
+
+namespace edgefuse {
+
+namespace {
+
+// Positional, so that a kernel added to CpuKernelTable but not here fails to compile.
+#define EF_KERNEL_TABLE(level, isa)                                                                          \
+  CpuKernelTable {                                                                                           \
+    level, isa::conv_depthwise_planes, isa::conv_gemm_block, isa::unary_f32, isa::binary_f32, isa::gemm_f32, \
+        isa::max_pool_plane                                                                                  \
+  }
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wmissing-field-initializers"
+// Indexed by CpuIsa.
+constexpr CpuKernelTable kTables[] = {
+    EF_KERNEL_TABLE(CpuIsa::kPortable, isa_portable),
+#if EF_CPU_DISPATCH_X86
+    EF_KERNEL_TABLE(CpuIsa::kAvx2, isa_avx2),
+    EF_KERNEL_TABLE(CpuIsa::kAvx512, isa_avx512),
+#endif
+};
+#pragma GCC diagnostic pop
+
+#undef EF_KERNEL_TABLE
+
+}  // namespace
+
+const CpuKernelTable& cpu_kernel_table(CpuIsa isa) {
+  const auto index = static_cast<size_t>(isa);
+  EF_ASSERT(index < std::size(kTables) && kTables[index].isa == isa, "no CPU kernels compiled for ", cpu_isa_name(isa));
+  return kTables[index];
+}
+
+const CpuKernelTable& cpu_kernel_table() {
+  return cpu_kernel_table(active_cpu_isa());
+}
+
+}  // namespace edgefuse

@@ -1,0 +1,101 @@
+// The hot inner loops of the optimised CPU kernels, compiled once per CPU ISA level and called
+// through a table of function pointers for the level active_cpu_isa() chose.
+//
+// Split: the op kernels (conv_cpu.cpp, unary_cpu.cpp, binary_cpu.cpp, matmul_cpu.cpp,
+// pool_cpu.cpp) are compiled once, with the build's baseline flags; they validate, plan and
+// thread, then call this table. The per-ISA sources (conv_kernels.cpp, pointwise_kernels.cpp,
+// matmul_kernels.cpp, pool_kernels.cpp) hold only the loops, on raw pointers and the plain
+// structs below, so that nothing but the loops is compiled with wider instructions (see
+// isa_namespace.h). One source per kernel; runtime/CMakeLists.txt compiles it once per level:
+//   portable: the baseline flags; avx2: -mavx2 -mfma; avx512: -mavx512f -mavx512bw -mavx512dq
+//   -mavx512vl -mfma (x86-64 only; elsewhere the portable level alone is built).
+// Structs here are plain data: an inline member function would be compiled at each level under
+// one symbol.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/cpu_features.h"
+#include "runtime/op_kind.h"
+#include "runtime/ops/conv_epilogue.h"
+
+namespace edgefuse {
+
+// A 2-D Conv on raw pointers (1-D convs are 2-D convs of height 1); row-major NCHW buffers.
+struct Conv2d {
+  int64_t batch, channels, out_channels, group, cg, mg;
+  int64_t ih, iw, kh, kw, sh, sw, dh, dw, ph, pw, oh, ow;
+  int64_t kernel_columns;  // cg * kh * kw: rows of one group's im2col matrix
+  int64_t input_plane;     // ih * iw
+  int64_t output_plane;    // oh * ow
+  bool pointwise;          // 1x1 kernel, stride 1, no padding: the input is already the im2col matrix
+  const float* x;
+  const float* w;
+  const float* bias;      // nullptr when absent
+  const float* residual;  // fused residual with y's layout, added before or after the epilogue; nullptr when absent
+  float* y;
+  ConvEpilogue epilogue;  // applied to each output block while it is still in cache
+};
+
+// A pointwise unary f32 op: one of Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Clip,
+// Sqrt, Exp, with its parameters (alpha, beta: LeakyRelu, HardSigmoid; lo, hi: Clip).
+struct UnaryF32 {
+  OpKind op = OpKind::kRelu;
+  float alpha = 0;
+  float beta = 0;
+  float lo = 0;
+  float hi = 0;
+};
+
+// Rows [row, row + count) of Y [m, n] = alpha * op(A) * op(B), all row-major: A stored [m, k]
+// ([k, m] when trans_a), B stored [k, n] ([n, k] when trans_b), Y dense.
+struct GemmF32 {
+  const float* a;
+  const float* b;
+  float* y;
+  int64_t m, k, n;
+  bool trans_a, trans_b;
+  float alpha;
+};
+
+// One (n, c) plane of a 2-D MaxPool without dilation (1-D pools have height 1).
+struct MaxPool2d {
+  int64_t ih, iw, kh, kw, sh, sw, ph, pw, oh, ow;
+};
+
+struct CpuKernelTable {
+  CpuIsa isa;
+  // Depthwise Conv (group == channels == out_channels): the (n, c) planes [begin, end).
+  void (*conv_depthwise_planes)(const Conv2d& c, int64_t begin, int64_t end);
+  // Output columns [begin, end) of group g of image n, bias, residual and epilogue included.
+  // `scratch` holds kernel_columns * (end - begin) floats (unused when c.pointwise).
+  void (*conv_gemm_block)(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, float* scratch);
+  // out[i] = op(in[i]) for i < count; in == out is allowed.
+  void (*unary_f32)(const UnaryF32& op, const float* in, float* out, int64_t count);
+  // out[i] = op(a[i * stride_a], b[i * stride_b]) for i < count, strides 0 or 1; op is one of
+  // Add, Sub, Mul, Div, Pow, PRelu (b is the slope).
+  void (*binary_f32)(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out,
+                     int64_t count);
+  // See GemmF32 (MatMul and Gemm; Gemm's C term is added by the caller).
+  void (*gemm_f32)(const GemmF32& g, int64_t row, int64_t count);
+  // `rows` is scratch of p.ih * p.ow floats.
+  void (*max_pool_plane)(const MaxPool2d& p, const float* in, float* out, float* rows);
+};
+
+// The table of the active level (active_cpu_isa()), and of a compiled one.
+const CpuKernelTable& cpu_kernel_table();
+const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
+
+}  // namespace edgefuse
+
+// Declares the kernels of one ISA namespace (edgefuse::<isa>), as each per-ISA source defines them.
+#define EF_DECLARE_CPU_KERNELS(isa)                                                                          \
+  namespace edgefuse::isa {                                                                                  \
+  void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end);                                   \
+  void conv_gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, float* scratch);   \
+  void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count);                            \
+  void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out, \
+                  int64_t count);                                                                            \
+  void gemm_f32(const GemmF32& g, int64_t row, int64_t count);                                               \
+  void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* rows);                         \
+  }

@@ -1,0 +1,88 @@
+// The f32 loops of the pointwise unary and binary ops on one CPU ISA level (compiled once per
+// level, see cpu_kernel_table.h); unary_cpu.cpp and binary_cpu.cpp split the work and thread it.
+// Loops are branch-free so GCC vectorises them; sigmoid and exp use the vectorisable f32 exp of
+// vector_math.h (within 2 ulp), tanh and pow call the C library.
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/ops/cpu_kernel_table.h"
+#include "runtime/ops/unary_math.h"
+#include "runtime/ops/vector_math.h"
+
+EF_DECLARE_CPU_KERNELS(EF_ISA_NAMESPACE)
+
+namespace edgefuse::EF_ISA_NAMESPACE {
+
+namespace {
+
+// `fn` is taken by value: its parameters cannot alias `out`, so the loop vectorises.
+template <typename Fn>
+void map(const float* in, float* out, int64_t count, Fn fn) {
+  for (int64_t i = 0; i < count; ++i) out[i] = fn(in[i]);
+}
+
+// Separate loops per stride pattern keep each one a plain vectorisable loop.
+template <typename Op>
+void zip(const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out, int64_t count, Op op) {
+  if (stride_a == 1 && stride_b == 1) {
+    for (int64_t i = 0; i < count; ++i) out[i] = op(a[i], b[i]);
+  } else if (stride_a == 1) {
+    const float scalar_b = *b;
+    for (int64_t i = 0; i < count; ++i) out[i] = op(a[i], scalar_b);
+  } else if (stride_b == 1) {
+    const float scalar_a = *a;
+    for (int64_t i = 0; i < count; ++i) out[i] = op(scalar_a, b[i]);
+  } else {
+    std::fill(out, out + count, op(*a, *b));
+  }
+}
+
+}  // namespace
+
+void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count) {
+  switch (op.op) {
+    case OpKind::kRelu:
+      return map(in, out, count, [](float x) { return unary_math::relu(x); });
+    case OpKind::kLeakyRelu:
+      return map(in, out, count, [alpha = op.alpha](float x) { return unary_math::leaky_relu(x, alpha); });
+    case OpKind::kSigmoid:
+      return map(in, out, count, [](float x) { return vector_math::sigmoid_f32(x); });
+    case OpKind::kTanh:
+      return map(in, out, count, [](float x) { return std::tanh(x); });
+    case OpKind::kHardSigmoid:
+      return map(in, out, count,
+                 [alpha = op.alpha, beta = op.beta](float x) { return unary_math::hard_sigmoid(x, alpha, beta); });
+    case OpKind::kHardSwish:
+      return map(in, out, count, [](float x) { return unary_math::hard_swish(x); });
+    case OpKind::kClip:
+      return map(in, out, count, [lo = op.lo, hi = op.hi](float x) { return unary_math::clip(x, lo, hi); });
+    case OpKind::kSqrt:
+      return map(in, out, count, [](float x) { return std::sqrt(x); });
+    case OpKind::kExp:
+      return map(in, out, count, [](float x) { return vector_math::exp_f32(x); });
+    default:
+      return;  // unary_cpu.cpp only passes the ops above
+  }
+}
+
+void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out,
+                int64_t count) {
+  switch (op) {
+    case OpKind::kAdd:
+      return zip(a, stride_a, b, stride_b, out, count, [](float x, float y) { return x + y; });
+    case OpKind::kSub:
+      return zip(a, stride_a, b, stride_b, out, count, [](float x, float y) { return x - y; });
+    case OpKind::kMul:
+      return zip(a, stride_a, b, stride_b, out, count, [](float x, float y) { return x * y; });
+    case OpKind::kDiv:
+      return zip(a, stride_a, b, stride_b, out, count, [](float x, float y) { return x / y; });
+    case OpKind::kPow:
+      return zip(a, stride_a, b, stride_b, out, count, [](float x, float y) { return std::pow(x, y); });
+    case OpKind::kPRelu:
+      return zip(a, stride_a, b, stride_b, out, count, [](float x, float slope) { return x < 0.0f ? slope * x : x; });
+    default:
+      return;  // binary_cpu.cpp only passes the ops above
+  }
+}
+
+}  // namespace edgefuse::EF_ISA_NAMESPACE

@@ -1,0 +1,52 @@
+// One plane of the f32 MaxPool on one CPU ISA level (compiled once per level, see
+// cpu_kernel_table.h); pool_cpu.cpp threads the planes. Max is separable: the plane is reduced
+// along x into `rows` (input rows x output columns), then along y; both passes run vectorisable
+// loops over whole rows, which keeps large same-padded windows (YOLOX's SPP: 5, 9, 13) cheap.
+#include <algorithm>
+#include <limits>
+
+#include "runtime/ops/cpu_kernel_table.h"
+
+EF_DECLARE_CPU_KERNELS(EF_ISA_NAMESPACE)
+
+namespace edgefuse::EF_ISA_NAMESPACE {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+}  // namespace
+
+void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* rows) {
+  constexpr float kLowest = -std::numeric_limits<float>::infinity();
+  std::fill(rows, rows + p.ih * p.ow, kLowest);
+  for (int64_t kx = 0; kx < p.kw; ++kx) {
+    // Output columns whose tap kx reads input column ox * sw + offset inside [0, iw).
+    const int64_t offset = kx - p.pw;
+    const int64_t lo = std::clamp<int64_t>(ceil_div(-offset, p.sw), 0, p.ow);
+    const int64_t hi = std::clamp<int64_t>(ceil_div(p.iw - offset, p.sw), lo, p.ow);
+    for (int64_t iy = 0; iy < p.ih; ++iy) {
+      const float* src = in + iy * p.iw + offset;
+      float* dst = rows + iy * p.ow;
+      if (p.sw == 1) {
+        for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = std::max(dst[ox], src[ox]);
+      } else {
+        for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = std::max(dst[ox], src[ox * p.sw]);
+      }
+    }
+  }
+  for (int64_t oy = 0; oy < p.oh; ++oy) {
+    float* dst = out + oy * p.ow;
+    std::fill(dst, dst + p.ow, kLowest);
+    const int64_t first = std::max<int64_t>(0, oy * p.sh - p.ph);
+    const int64_t last = std::min<int64_t>(p.ih, oy * p.sh - p.ph + p.kh);
+    for (int64_t iy = first; iy < last; ++iy) {
+      const float* src = rows + iy * p.ow;
+      for (int64_t ox = 0; ox < p.ow; ++ox) dst[ox] = std::max(dst[ox], src[ox]);
+    }
+  }
+}
+
+}  // namespace edgefuse::EF_ISA_NAMESPACE

@@ -1,0 +1,336 @@
+// Run-time ISA dispatch (runtime/cpu_features.h, runtime/ops/cpu_kernel_table.h): selecting a
+// level, and every dispatched kernel on every level this machine supports against the
+// reference kernels. Tolerances: Conv within 1e-5 relative L2 and 1e-4 absolute (f32 GEMM
+// against the float64 reference); Exp and Sigmoid within 1e-6 relative (vector_math.h promises
+// 2 ulp); the other unary ops within 1e-6 relative plus 1e-6 absolute; Add, Sub, Mul, Div and
+// PRelu bit-exact (one correctly rounded f32 operation, as the reference rounds its double result
+// once); Pow within 1e-6 relative (the C library's powf); MatMul and Gemm within 1e-5 relative L2;
+// MaxPool exact.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/cpu_features.h"
+#include "runtime/ops/broadcast.h"
+#include "runtime/ops/cpu_kernel_table.h"
+#include "runtime/ops/ops.h"
+#include "tests/ops/op_test_util.h"
+#include "tests/support/numerics.h"
+
+using namespace edgefuse;
+using namespace edgefuse::test;
+
+namespace {
+
+std::vector<CpuIsa> supported_isas() {
+  std::vector<CpuIsa> isas;
+  for (CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (cpu_isa_supported(isa)) isas.push_back(isa);
+  }
+  return isas;
+}
+
+// Restores the level active before the test, so test order does not matter.
+class ActiveIsaGuard {
+ public:
+  ActiveIsaGuard() : saved_(active_cpu_isa()) {}
+  ~ActiveIsaGuard() { (void)set_cpu_isa_for_testing(saved_); }
+  ActiveIsaGuard(const ActiveIsaGuard&) = delete;
+  ActiveIsaGuard& operator=(const ActiveIsaGuard&) = delete;
+
+ private:
+  CpuIsa saved_;
+};
+
+struct ConvShape {
+  const char* name;
+  int64_t channels, height, width, out_channels, kernel, stride, group;
+};
+
+// The paths of cpu_conv: pointwise GEMM, im2col GEMM (stride 1 and 2, grouped), depthwise direct.
+// Odd sizes leave vector remainders; 70x66 spans more than one 4096-column GEMM block.
+const ConvShape kConvShapes[] = {
+    {"1x1", 13, 7, 11, 17, 1, 1, 1},
+    {"1x1 large", 8, 70, 66, 5, 1, 1, 1},
+    {"3x3 s1", 7, 13, 9, 6, 3, 1, 1},
+    {"3x3 s2", 5, 15, 13, 9, 3, 2, 1},
+    {"3x3 s1 grouped", 8, 9, 7, 4, 3, 1, 2},
+    {"depthwise 3x3 s1", 19, 13, 17, 19, 3, 1, 19},
+    {"depthwise 3x3 s2", 19, 13, 17, 19, 3, 2, 19},
+    {"depthwise 5x5 s2", 6, 21, 22, 6, 5, 2, 6},
+};
+
+const char* const kEpilogues[] = {"", "relu", "leaky_relu", "clip", "sigmoid", "hard_swish", "hard_sigmoid", "silu"};
+
+Node conv_node(const ConvShape& s, const std::string& activation, int residual_mode) {
+  Node node = make_node(OpKind::kConv, residual_mode < 0 ? 3 : 4);
+  const int64_t pad = s.kernel / 2;
+  node.attrs.set("strides", std::vector<int64_t>{s.stride, s.stride});
+  node.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+  node.attrs.set("group", s.group);
+  if (!activation.empty()) node.attrs.set("fused_activation", activation);
+  if (activation == "clip") {
+    node.attrs.set("fused_min", -0.5f);
+    node.attrs.set("fused_max", 0.75f);
+  }
+  if (residual_mode >= 0) node.attrs.set("fused_residual_after_activation", int64_t{residual_mode});
+  return node;
+}
+
+Shape conv_output_shape(const ConvShape& s) {
+  const int64_t pad = s.kernel / 2;
+  return {2, s.out_channels, (s.height + 2 * pad - s.kernel) / s.stride + 1,
+          (s.width + 2 * pad - s.kernel) / s.stride + 1};
+}
+
+// |actual - expected| <= rel * |expected| + abs element-wise, with equal infinities and NaNs passing.
+void check_close(const Tensor& actual, const Tensor& expected, double rel, double abs = 0.0) {
+  REQUIRE(actual.numel() == expected.numel());
+  const float* a = actual.data<float>();
+  const float* e = expected.data<float>();
+  int64_t failures = 0;
+  for (int64_t i = 0; i < actual.numel(); ++i) {
+    if (a[i] == e[i] || (std::isnan(a[i]) && std::isnan(e[i]))) continue;
+    // Results below FLT_MIN flush to zero in vector_math; the reference keeps the subnormal.
+    const double tolerance = rel * std::fabs(double{e[i]}) + std::max(abs, 1.2e-38);
+    if (std::fabs(double{a[i]} - double{e[i]}) > tolerance && failures++ < 5) {
+      FAIL_CHECK("element ", i, ": got ", a[i], ", expected ", e[i]);
+    }
+  }
+  CHECK(failures == 0);
+}
+
+}  // namespace
+
+TEST_CASE("isa dispatch: names, resolution of EDGEFUSE_CPU_ISA values and switching levels") {
+  ActiveIsaGuard guard;
+  for (CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    CHECK(cpu_isa_from_name(cpu_isa_name(isa)) == isa);
+  }
+  CHECK(cpu_isa_supported(CpuIsa::kPortable));
+  CHECK(cpu_isa_supported(best_cpu_isa()));
+  CHECK(*resolve_cpu_isa("") == best_cpu_isa());
+  CHECK(*resolve_cpu_isa("portable") == CpuIsa::kPortable);
+
+  const Result<CpuIsa> unknown = resolve_cpu_isa("sse9");
+  REQUIRE_FALSE(unknown.is_ok());
+  CHECK(unknown.status().message().find("'sse9'") != std::string::npos);
+
+  for (CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    CAPTURE(cpu_isa_name(isa));
+    CHECK(resolve_cpu_isa(cpu_isa_name(isa)).is_ok() == cpu_isa_supported(isa));
+    CHECK(set_cpu_isa_for_testing(isa).is_ok() == cpu_isa_supported(isa));
+  }
+  for (CpuIsa isa : supported_isas()) {
+    REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+    CHECK(active_cpu_isa() == isa);
+    CHECK(cpu_kernel_table().isa == isa);
+  }
+  for (CpuIsa isa : supported_isas()) CHECK(isa <= best_cpu_isa());
+  CHECK(cpu_isa_supported(CpuIsa::kAvx2) == (cpu_isa_compiled(CpuIsa::kAvx2) && best_cpu_isa() >= CpuIsa::kAvx2));
+}
+
+TEST_CASE("isa dispatch: Conv on every supported level matches the reference, each epilogue and residual") {
+  ActiveIsaGuard guard;
+  ThreadPool pool(2);
+  uint32_t seed = 11;
+  for (const ConvShape& s : kConvShapes) {
+    std::mt19937 rng(seed++);
+    const Tensor x = random_tensor(DType::kF32, {2, s.channels, s.height, s.width}, rng);
+    const Tensor w = random_tensor(DType::kF32, {s.out_channels, s.channels / s.group, s.kernel, s.kernel}, rng);
+    const Tensor b = random_tensor(DType::kF32, {s.out_channels}, rng);
+    const Tensor r = random_tensor(DType::kF32, conv_output_shape(s), rng);
+    for (const char* activation : kEpilogues) {
+      for (int residual_mode : {-1, 0, 1}) {  // none, added before, added after the activation
+        const Node node = conv_node(s, activation, residual_mode);
+        std::vector<const Tensor*> inputs = {&x, &w, &b};
+        if (residual_mode >= 0) inputs.push_back(&r);
+        auto expected = run_op(node, inputs, true);
+        REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+        for (CpuIsa isa : supported_isas()) {
+          REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+          INFO(s.name, " epilogue '", activation, "' residual ", residual_mode, " isa ", cpu_isa_name(isa));
+          auto actual = run_op(node, inputs, false, &pool);
+          REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
+          const ErrorStats error = compare_tensors(actual->at(0), expected->at(0));
+          CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+          CHECK_MESSAGE(error.max_abs <= 1e-4, error.to_string());
+          CHECK(error.mismatched_nan == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("isa dispatch: Exp and Sigmoid on every supported level, across the whole f32 range") {
+  ActiveIsaGuard guard;
+  ThreadPool pool(2);
+  std::mt19937 rng(5);
+  for (int64_t n : {1, 7, 13, 127, 16 * 1024 + 3}) {
+    // [-100, 100] crosses both ends of exp's range (underflow below -87.3, overflow above 88.7).
+    Tensor x = random_tensor(DType::kF32, {n}, rng, -100.0, 100.0);
+    if (n > 7) {
+      float* values = x.data<float>();
+      values[1] = std::numeric_limits<float>::quiet_NaN();
+      values[2] = std::numeric_limits<float>::infinity();
+      values[3] = -std::numeric_limits<float>::infinity();
+      values[4] = 0.0f;
+    }
+    for (OpKind op : {OpKind::kExp, OpKind::kSigmoid}) {
+      const Node node = make_node(op, 1);
+      auto expected = run_op(node, {&x}, true);
+      REQUIRE(expected.is_ok());
+      for (CpuIsa isa : supported_isas()) {
+        REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+        INFO(op_name(op), " n=", n, " isa ", cpu_isa_name(isa));
+        auto actual = run_op(node, {&x}, false, &pool);
+        REQUIRE(actual.is_ok());
+        check_close(actual->at(0), expected->at(0), 1e-6);
+      }
+    }
+  }
+}
+
+TEST_CASE("isa dispatch: the other unary ops on every supported level match the reference") {
+  ActiveIsaGuard guard;
+  std::mt19937 rng(6);
+  const Tensor x = random_tensor(DType::kF32, {3, 127}, rng, -8.0, 8.0);
+  const Tensor lo = Tensor::from_vector<float>({}, {-1.5f});
+  const Tensor hi = Tensor::from_vector<float>({}, {2.0f});
+  for (OpKind op : {OpKind::kRelu, OpKind::kLeakyRelu, OpKind::kTanh, OpKind::kHardSigmoid, OpKind::kHardSwish,
+                    OpKind::kClip, OpKind::kSqrt}) {
+    Node node = make_node(op, op == OpKind::kClip ? 3 : 1);
+    std::vector<const Tensor*> inputs = {&x};
+    if (op == OpKind::kClip) inputs = {&x, &lo, &hi};
+    if (op == OpKind::kLeakyRelu) node.attrs.set("alpha", 0.3f);
+    auto expected = run_op(node, inputs, true);
+    REQUIRE(expected.is_ok());
+    for (CpuIsa isa : supported_isas()) {
+      REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+      INFO(op_name(op), " isa ", cpu_isa_name(isa));
+      auto actual = run_op(node, inputs, false);
+      REQUIRE(actual.is_ok());
+      // Absolute 1e-6 too: HardSigmoid's alpha * x + beta cancels near 0, where the f32 result keeps
+      // only its rounding error (and FMA contraction on AVX2 and up changes that error).
+      check_close(actual->at(0), expected->at(0), 1e-6, 1e-6);  // sqrt of negatives: NaN on both sides
+    }
+  }
+}
+
+TEST_CASE("isa dispatch: binary ops on every supported level match the reference on each broadcast path") {
+  ActiveIsaGuard guard;
+  ThreadPool pool(2);
+  struct Shapes {
+    Shape a, b;
+  };
+  const Shapes cases[] = {
+      {{2, 3, 13, 7}, {2, 3, 13, 7}},  // one flat run
+      {{2, 5, 7, 9}, {5, 1, 1}},       // per-channel rows, b a scalar per row
+      {{5, 1, 1}, {2, 5, 7, 9}},       // the same with a broadcast
+      {{3, 127}, {1}},                 // scalar b
+      {{1}, {3, 127}},                 // scalar a
+      {{4, 1, 7}, {1, 6, 7}},          // rows reading both operands contiguously
+      {{1, 200, 130}, {1, 200, 130}},  // more than one 16K-element chunk
+  };
+  std::mt19937 rng(8);
+  for (const Shapes& shapes : cases) {
+    // Positive bases keep Pow real; other ops see both signs through the shifted b.
+    const Tensor a = random_tensor(DType::kF32, shapes.a, rng, 0.1, 3.0);
+    const Tensor b = random_tensor(DType::kF32, shapes.b, rng, -2.0, 2.0);
+    for (OpKind op : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kPow, OpKind::kPRelu}) {
+      const Node node = make_node(op, 2);
+      std::vector<const Tensor*> inputs = {&a, &b};
+      if (op == OpKind::kPRelu) {  // the slope must broadcast to x unidirectionally
+        if (check_unidirectional_broadcast(shapes.a, shapes.b).is_ok()) {
+          inputs = {&b, &a};
+        } else if (!check_unidirectional_broadcast(shapes.b, shapes.a).is_ok()) {
+          continue;
+        }
+      }
+      auto expected = run_op(node, inputs, true);
+      REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+      for (CpuIsa isa : supported_isas()) {
+        REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+        INFO(op_name(op), " ", shape_to_string(shapes.a), " op ", shape_to_string(shapes.b), " isa ",
+             cpu_isa_name(isa));
+        auto actual = run_op(node, inputs, false, &pool);
+        REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
+        check_close(actual->at(0), expected->at(0), op == OpKind::kPow ? 1e-6 : 0.0);
+      }
+    }
+  }
+}
+
+TEST_CASE("isa dispatch: MatMul and Gemm on every supported level match the reference") {
+  ActiveIsaGuard guard;
+  ThreadPool pool(2);
+  std::mt19937 rng(9);
+  // MatMul with batch broadcasting; 37 rows split into row blocks on two threads.
+  const Tensor a = random_tensor(DType::kF32, {3, 37, 19}, rng);
+  const Tensor b = random_tensor(DType::kF32, {19, 23}, rng);
+  const Node matmul = make_node(OpKind::kMatMul, 2);
+  auto expected = run_op(matmul, {&a, &b}, true);
+  REQUIRE(expected.is_ok());
+  for (CpuIsa isa : supported_isas()) {
+    REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+    INFO("MatMul isa ", cpu_isa_name(isa));
+    auto actual = run_op(matmul, {&a, &b}, false, &pool);
+    REQUIRE(actual.is_ok());
+    const ErrorStats error = compare_tensors(actual->at(0), expected->at(0));
+    CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+  }
+  // Gemm, each transposition, alpha and beta, C broadcast over rows.
+  const Tensor c = random_tensor(DType::kF32, {23}, rng);
+  for (int64_t trans_a : {0, 1}) {
+    for (int64_t trans_b : {0, 1}) {
+      const Tensor ga = random_tensor(DType::kF32, trans_a != 0 ? Shape{19, 37} : Shape{37, 19}, rng);
+      const Tensor gb = random_tensor(DType::kF32, trans_b != 0 ? Shape{23, 19} : Shape{19, 23}, rng);
+      Node gemm = make_node(OpKind::kGemm, 3);
+      gemm.attrs.set("transA", trans_a);
+      gemm.attrs.set("transB", trans_b);
+      gemm.attrs.set("alpha", 0.75f);
+      gemm.attrs.set("beta", -1.5f);
+      auto gemm_expected = run_op(gemm, {&ga, &gb, &c}, true);
+      REQUIRE(gemm_expected.is_ok());
+      for (CpuIsa isa : supported_isas()) {
+        REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+        INFO("Gemm transA ", trans_a, " transB ", trans_b, " isa ", cpu_isa_name(isa));
+        auto actual = run_op(gemm, {&ga, &gb, &c}, false, &pool);
+        REQUIRE(actual.is_ok());
+        const ErrorStats error = compare_tensors(actual->at(0), gemm_expected->at(0));
+        CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+      }
+    }
+  }
+}
+
+TEST_CASE("isa dispatch: MaxPool on every supported level equals the reference exactly") {
+  ActiveIsaGuard guard;
+  ThreadPool pool(2);
+  std::mt19937 rng(10);
+  const Tensor x = random_tensor(DType::kF32, {2, 5, 23, 19}, rng);
+  struct Window {
+    int64_t kernel, stride;
+  };
+  for (const Window w : {Window{5, 1}, Window{13, 1}, Window{3, 2}, Window{2, 2}}) {
+    Node node = make_node(OpKind::kMaxPool, 1);
+    const int64_t pad = w.kernel / 2;
+    node.attrs.set("kernel_shape", std::vector<int64_t>{w.kernel, w.kernel});
+    node.attrs.set("strides", std::vector<int64_t>{w.stride, w.stride});
+    node.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+    auto expected = run_op(node, {&x}, true);
+    REQUIRE(expected.is_ok());
+    for (CpuIsa isa : supported_isas()) {
+      REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+      INFO("kernel ", w.kernel, " stride ", w.stride, " isa ", cpu_isa_name(isa));
+      auto actual = run_op(node, {&x}, false, &pool);
+      REQUIRE(actual.is_ok());
+      check_close(actual->at(0), expected->at(0), 0.0);  // a max selects an input: no rounding
+    }
+  }
+}
