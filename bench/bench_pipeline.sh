@@ -3,6 +3,7 @@
 # every frame, CPU only, for a fixed time; reports what the box sustained per stream count.
 # Beside it, the decode-only rate of the same clip (GStreamer + avdec, no inference) as the ceiling.
 #   bench/bench_pipeline.sh [BUILD_DIR] [SECONDS] [COUNTS...]     default: build 20 1 2 4
+# Environment: BENCH_THREADS (model threads, default 0 = one per core), BENCH_MAX_BATCH (default 1).
 # Needs: the built edgefuse, assets (EDGEFUSE_ASSETS_DIR or ../shared), gst-launch-1.0, python3.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,7 +31,8 @@ cat >"$work/bench.yaml" <<YAML
 models:
   - name: people
     path: $model
-    threads: 0
+    threads: ${BENCH_THREADS:-0}
+    max-batch: ${BENCH_MAX_BATCH:-1}
 streams:
   - name: cam
     uri: $clip
@@ -43,6 +45,7 @@ stats-interval-s: 0
 YAML
 
 echo
+echo "model threads ${BENCH_THREADS:-0}, max batch ${BENCH_MAX_BATCH:-1}, CPU ISA $("$build/edgefuse" --version | sed -n 's/^CPU ISA: //p')"
 echo "| streams | seconds | frames in/s per stream | processed/s per stream | dropped | latency p50 | latency p99 |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for n in "${counts[@]}"; do
