@@ -18,6 +18,7 @@
 #include <opencv2/core/utility.hpp>
 #include <opencv2/dnn.hpp>
 
+#include "bench/bench_cells.h"
 #include "fusion/pass_manager.h"
 #include "models/onnx/onnx_importer.h"
 #include "pipeline/cli/args.h"
@@ -168,10 +169,7 @@ class OpenCvEngine final : public Engine {
 };
 
 // One engine's outcome for one model and thread count.
-struct Measurement {
-  std::string failure;  // empty when samples are valid
-  std::vector<double> samples_ms;
-};
+using Measurement = bench::Samples;
 
 double time_run_ms(Engine& engine, Measurement& measurement) {
   const auto start = std::chrono::steady_clock::now();
@@ -193,27 +191,10 @@ std::vector<Measurement> measure(std::span<Engine* const> engines, int threads, 
       const size_t e = round % 2 == 0 ? k : engines.size() - 1 - k;
       if (!results[e].failure.empty()) continue;
       const double ms = time_run_ms(*engines[e], results[e]);
-      if (results[e].failure.empty()) results[e].samples_ms.push_back(ms);
+      if (results[e].failure.empty()) results[e].ms.push_back(ms);
     }
   }
   return results;
-}
-
-std::string cell(const Measurement& measurement) {
-  if (!measurement.failure.empty()) return "n/a (" + measurement.failure + ")";
-  const LatencyStats stats = cli::summarize_latencies(measurement.samples_ms);
-  char text[96];
-  std::snprintf(text, sizeof(text), "%.2f [%.2f-%.2f]", stats.median_ms, stats.min_ms, stats.max_ms);
-  return text;
-}
-
-std::string ratio_cell(const Measurement& numerator, const Measurement& denominator) {
-  if (!numerator.failure.empty() || !denominator.failure.empty()) return "n/a";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2f",
-                cli::summarize_latencies(numerator.samples_ms).median_ms /
-                    cli::summarize_latencies(denominator.samples_ms).median_ms);
-  return text;
 }
 
 Result<std::vector<int>> parse_thread_list(const std::string& text) {
@@ -295,7 +276,8 @@ void bench_model(const BenchModel& model, const std::filesystem::path& assets, c
   for (int threads : thread_counts) {
     const std::vector<Measurement> r = measure(engines, threads, warmup, runs);
     print_row(model.label, threads,
-              {cell(r[0]), cell(r[1]), cell(r[2]), ratio_cell(r[0], r[1]), ratio_cell(r[0], r[2])});
+              {bench::latency_cell(r[0], 2), bench::latency_cell(r[1], 2), bench::latency_cell(r[2], 2),
+               bench::median_ratio_cell(r[0], r[1]), bench::median_ratio_cell(r[0], r[2])});
     std::fflush(stdout);
   }
 }

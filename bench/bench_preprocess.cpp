@@ -17,6 +17,7 @@
 #include <opencv2/core/utility.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "bench/bench_cells.h"
 #include "models/detect/input_spec.h"
 #include "models/detector/preprocess.h"
 #include "pipeline/cli/args.h"
@@ -127,10 +128,8 @@ Frame make_frame(int width, int height) {
   return frame;
 }
 
-struct Variant {
-  std::string failure;  // empty while runs succeed
+struct Variant : bench::Samples {
   std::function<std::string()> run;
-  std::vector<double> samples_ms;
 };
 
 void time_once(Variant& variant, bool record) {
@@ -139,7 +138,7 @@ void time_once(Variant& variant, bool record) {
   const auto stop = std::chrono::steady_clock::now();
   if (!failure.empty()) variant.failure = failure;
   if (record && variant.failure.empty()) {
-    variant.samples_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    variant.ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
   }
 }
 
@@ -153,23 +152,6 @@ void measure(std::vector<Variant>& variants, int64_t warmup, int64_t runs) {
       if (v.failure.empty()) time_once(v, true);
     }
   }
-}
-
-std::string cell(const Variant& v) {
-  if (!v.failure.empty()) return "n/a (" + v.failure + ")";
-  const cli::LatencyStats stats = cli::summarize_latencies(v.samples_ms);
-  char text[96];
-  std::snprintf(text, sizeof(text), "%.3f [%.3f-%.3f]", stats.median_ms, stats.min_ms, stats.max_ms);
-  return text;
-}
-
-std::string ratio(const Variant& numerator, const Variant& denominator) {
-  if (!numerator.failure.empty() || !denominator.failure.empty()) return "n/a";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2f",
-                cli::summarize_latencies(numerator.samples_ms).median_ms /
-                    cli::summarize_latencies(denominator.samples_ms).median_ms);
-  return text;
 }
 
 struct ModelCase {
@@ -201,9 +183,10 @@ void bench_case(const Frame& frame, PixelFormat format, const ModelCase& model, 
   };
   if (pool != nullptr) variants[2].run = [&] { return fused(pooled, pool); };
   measure(variants, warmup, runs);
-  std::printf("| %s | %s | %s | %s | %s |", pixel_format_name(format), model.label, cell(variants[0]).c_str(),
-              cell(variants[1]).c_str(), ratio(variants[0], variants[1]).c_str());
-  if (pool != nullptr) std::printf(" %s |", cell(variants[2]).c_str());
+  std::printf("| %s | %s | %s | %s | %s |", pixel_format_name(format), model.label,
+              bench::latency_cell(variants[0], 3).c_str(), bench::latency_cell(variants[1], 3).c_str(),
+              bench::median_ratio_cell(variants[0], variants[1]).c_str());
+  if (pool != nullptr) std::printf(" %s |", bench::latency_cell(variants[2], 3).c_str());
   std::printf("\n");
   std::fflush(stdout);
 }

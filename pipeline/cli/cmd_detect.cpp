@@ -12,6 +12,7 @@
 #include "models/detector/detector.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/cli/common.h"
+#include "pipeline/json/detection_json.h"
 #include "pipeline/json/json_writer.h"
 
 namespace edgefuse::cli {
@@ -70,25 +71,8 @@ std::string json_report(const DetectReport& report) {
   json.key("model").value(report.args.get("model"));
   json.key("family").value(family_name(report.family));
   json.key("width").value(report.image.cols).key("height").value(report.image.rows);
-  json.key("detections").begin_array();
-  for (const Detection& detection : report.detections) {
-    json.begin_object();
-    json.key("label").value(label_for(report.labels, detection.class_id));
-    json.key("class_id").value(detection.class_id);
-    json.key("score").value(detection.score, 4);
-    const Box& box = detection.box;
-    json.key("box").begin_array();
-    for (float coordinate : {box.x1, box.y1, box.x2, box.y2}) json.value(coordinate, 2);
-    json.end_array();
-    if (!detection.keypoints.empty()) {
-      json.key("keypoints").begin_array();
-      for (const Keypoint& point : detection.keypoints)
-        json.begin_array().value(point.x, 2).value(point.y, 2).end_array();
-      json.end_array();
-    }
-    json.end_object();
-  }
-  json.end_array();
+  json.key("detections");
+  write_detections(json, report.detections, report.labels);
   json.key("inference_ms").value(report.inference_ms, 3);
   json.end_object();
   return json.str();

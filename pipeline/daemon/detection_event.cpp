@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "models/detect/labels.h"
+#include "pipeline/json/detection_json.h"
 #include "pipeline/json/json_writer.h"
 
 namespace edgefuse {
@@ -34,26 +34,8 @@ std::string event_to_json(const DetectionEvent& event, const std::vector<std::st
   json.key("latency_ms").value(event.latency_ms, 2);
   json.key("model").value(event.model);
   json.key("width").value(event.width).key("height").value(event.height);
-  json.key("detections").begin_array();
-  for (const Detection& detection : event.detections) {
-    json.begin_object();
-    json.key("label").value(label_for(labels, detection.class_id));
-    json.key("class_id").value(detection.class_id);
-    json.key("score").value(detection.score, 4);
-    json.key("box").begin_array();
-    for (float coordinate : {detection.box.x1, detection.box.y1, detection.box.x2, detection.box.y2}) {
-      json.value(coordinate, 2);
-    }
-    json.end_array();
-    if (!detection.keypoints.empty()) {
-      json.key("keypoints").begin_array();
-      for (const Keypoint& point : detection.keypoints)
-        json.begin_array().value(point.x, 2).value(point.y, 2).end_array();
-      json.end_array();
-    }
-    json.end_object();
-  }
-  json.end_array();
+  json.key("detections");
+  write_detections(json, event.detections, labels);
   json.end_object();
   return json.str();
 }

@@ -1,0 +1,31 @@
+#include "pipeline/json/detection_json.h"
+
+#include "models/detect/labels.h"
+
+namespace edgefuse {
+
+void write_detections(JsonWriter& json, const std::vector<Detection>& detections,
+                      const std::vector<std::string>& labels) {
+  json.begin_array();
+  for (const Detection& detection : detections) {
+    json.begin_object();
+    json.key("label").value(label_for(labels, detection.class_id));
+    json.key("class_id").value(detection.class_id);
+    json.key("score").value(detection.score, 4);
+    json.key("box").begin_array();
+    for (float coordinate : {detection.box.x1, detection.box.y1, detection.box.x2, detection.box.y2}) {
+      json.value(coordinate, 2);
+    }
+    json.end_array();
+    if (!detection.keypoints.empty()) {
+      json.key("keypoints").begin_array();
+      for (const Keypoint& point : detection.keypoints)
+        json.begin_array().value(point.x, 2).value(point.y, 2).end_array();
+      json.end_array();
+    }
+    json.end_object();
+  }
+  json.end_array();
+}
+
+}  // namespace edgefuse

@@ -1,0 +1,17 @@
+// Detections as JSON, the one form `edgefuse detect --json` and the daemon's events share:
+// [{"label", "class_id", "score", "box": [x1, y1, x2, y2], "keypoints" (when any)}].
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/detect/detection.h"
+#include "pipeline/json/json_writer.h"
+
+namespace edgefuse {
+
+// Writes the array as the next value of `json`; labels name class ids (label_for's fallback otherwise).
+void write_detections(JsonWriter& json, const std::vector<Detection>& detections,
+                      const std::vector<std::string>& labels);
+
+}  // namespace edgefuse
