@@ -45,7 +45,12 @@ expect_output "OK (1 model(s), 1 stream(s))"
 # A live stream until SIGINT: drains, prints the summary, exits 0, and frames in = dropped + processed.
 "$EDGEFUSE" run --config "$WORK_DIR/live.yaml" --report "$WORK_DIR/report.json" 2>"$WORK_DIR/log" &
 daemon=$!
-sleep 4
+# Stop it once it has logged periodic statistics twice (seconds normally; much longer under sanitizers).
+for _ in $(seq 1 600); do
+  [[ "$(grep -c "stream 'pattern': .* fps in" "$WORK_DIR/log" || true)" -ge 2 ]] && break
+  kill -0 "$daemon" 2>/dev/null || break
+  sleep 0.1
+done
 kill -INT "$daemon"
 wait "$daemon" || fail "daemon exited $? after SIGINT: $(tail -5 "$WORK_DIR/log")"
 grep -q "stream 'pattern' summary:" "$WORK_DIR/log" || fail "no summary line: $(cat "$WORK_DIR/log")"
