@@ -18,7 +18,7 @@
 #include <opencv2/core/utility.hpp>
 #include <opencv2/dnn.hpp>
 
-#include "bench/bench_cells.h"
+#include "bench/bench_common.h"
 #include "fusion/pass_manager.h"
 #include "models/onnx/onnx_importer.h"
 #include "pipeline/cli/args.h"
@@ -282,28 +282,16 @@ void bench_model(const BenchModel& model, const std::filesystem::path& assets, c
   }
 }
 
-#ifdef __clang__
-constexpr const char* kCompiler = "clang " __clang_version__;
-#else
-constexpr const char* kCompiler = "g++ " __VERSION__;
-#endif
-
 std::filesystem::path default_assets_dir() {
   if (const char* env = std::getenv("EDGEFUSE_ASSETS_DIR"); env != nullptr && *env != '\0') return env;
   return EDGEFUSE_DEFAULT_ASSETS_DIR;
 }
 
 int run(int argc, char** argv) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  Result<cli::ParsedArgs> parsed = cli::parse_args(bench_spec(), args);
-  if (!parsed.is_ok()) {
-    std::fprintf(stderr, "bench_models: error: %s\n", parsed.status().message().c_str());
-    return 1;
-  }
-  if (parsed->help_requested()) {
-    std::printf("%s", cli::help_text(bench_spec(), "bench_models").c_str());
-    return 0;
-  }
+  int exit_code = 0;
+  const std::optional<cli::ParsedArgs> parsed =
+      bench::parse_bench_args(bench_spec(), "bench_models", argc, argv, exit_code);
+  if (!parsed) return exit_code;
   Result<std::vector<int>> thread_counts = parse_thread_list(parsed->get("threads"));
   if (!thread_counts.is_ok()) {
     std::fprintf(stderr, "bench_models: error: %s\n", thread_counts.status().message().c_str());
@@ -315,7 +303,7 @@ int run(int argc, char** argv) {
   const int64_t warmup = parsed->get_int("warmup");
 
   std::printf("edgefuse vs OpenCV DNN %s (DNN_BACKEND_OPENCV, DNN_TARGET_CPU); %s build, %s; %d hardware threads\n",
-              CV_VERSION, EDGEFUSE_BUILD_TYPE, kCompiler, ThreadPool::hardware_threads());
+              CV_VERSION, EDGEFUSE_BUILD_TYPE, bench::compiler_description(), ThreadPool::hardware_threads());
   std::printf("latency in ms: median [min-max] of %lld interleaved runs after %lld warm-up runs; assets %s\n\n",
               static_cast<long long>(runs), static_cast<long long>(warmup), assets.string().c_str());
   std::printf("fused: graph passes + planned arena; eager: imported graph, one buffer per tensor\n\n");

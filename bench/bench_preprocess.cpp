@@ -17,7 +17,7 @@
 #include <opencv2/core/utility.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "bench/bench_cells.h"
+#include "bench/bench_common.h"
 #include "models/detect/input_spec.h"
 #include "models/detector/preprocess.h"
 #include "pipeline/cli/args.h"
@@ -191,23 +191,11 @@ void bench_case(const Frame& frame, PixelFormat format, const ModelCase& model, 
   std::fflush(stdout);
 }
 
-#ifdef __clang__
-constexpr const char* kCompiler = "clang " __clang_version__;
-#else
-constexpr const char* kCompiler = "g++ " __VERSION__;
-#endif
-
 int run(int argc, char** argv) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  Result<cli::ParsedArgs> parsed = cli::parse_args(bench_spec(), args);
-  if (!parsed.is_ok()) {
-    std::fprintf(stderr, "bench_preprocess: error: %s\n", parsed.status().message().c_str());
-    return 1;
-  }
-  if (parsed->help_requested()) {
-    std::printf("%s", cli::help_text(bench_spec(), "bench_preprocess").c_str());
-    return 0;
-  }
+  int exit_code = 0;
+  const std::optional<cli::ParsedArgs> parsed =
+      bench::parse_bench_args(bench_spec(), "bench_preprocess", argc, argv, exit_code);
+  if (!parsed) return exit_code;
   const auto width = static_cast<int>(parsed->get_int("width"));
   const auto height = static_cast<int>(parsed->get_int("height"));
   if (width % 2 != 0 || height % 2 != 0) {
@@ -222,7 +210,7 @@ int run(int argc, char** argv) {
 
   std::printf(
       "fused YUV preprocessing vs OpenCV %s chain (cvtColor + preprocess_*), %dx%d BT.601 frame; %s build, %s\n",
-      CV_VERSION, width, height, EDGEFUSE_BUILD_TYPE, kCompiler);
+      CV_VERSION, width, height, EDGEFUSE_BUILD_TYPE, bench::compiler_description());
   std::printf(
       "latency in ms: median [min-max] of %lld interleaved runs after %lld warm-up runs; one thread unless "
       "stated\n\n",

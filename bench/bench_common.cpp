@@ -1,10 +1,35 @@
-#include "bench/bench_cells.h"
+#include "bench/bench_common.h"
 
 #include <cstdio>
 
 #include "pipeline/cli/bench_support.h"
 
 namespace edgefuse::bench {
+
+std::optional<cli::ParsedArgs> parse_bench_args(const cli::CommandSpec& spec, const char* program, int argc,
+                                                char** argv, int& exit_code) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  Result<cli::ParsedArgs> parsed = cli::parse_args(spec, args);
+  if (!parsed.is_ok()) {
+    std::fprintf(stderr, "%s: error: %s\n", program, parsed.status().message().c_str());
+    exit_code = 1;
+    return std::nullopt;
+  }
+  if (parsed->help_requested()) {
+    std::printf("%s", cli::help_text(spec, program).c_str());
+    exit_code = 0;
+    return std::nullopt;
+  }
+  return std::move(*parsed);
+}
+
+const char* compiler_description() {
+#ifdef __clang__
+  return "clang " __clang_version__;
+#else
+  return "g++ " __VERSION__;
+#endif
+}
 
 std::string latency_cell(const Samples& samples, int decimals) {
   if (!samples.failure.empty()) return "n/a (" + samples.failure + ")";
