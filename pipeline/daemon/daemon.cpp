@@ -43,7 +43,6 @@ struct Daemon::Stream {
   std::vector<int> class_filter;  // empty: every class
   StreamStats stats;
   std::unique_ptr<VideoSource> source;
-  bool started = false;
   bool end_reported = false;
   int64_t last_frames_in = 0, last_processed = 0;  // at the previous statistics line
 };
@@ -128,7 +127,6 @@ Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration
   for (auto& stream : streams_) {
     const Status status = stream->source->start();
     if (status.is_ok()) {
-      stream->started = true;
       ++started;
       daemon_log("stream '", stream->config.name, "': started (", stream->config.uri, ")");
     } else {

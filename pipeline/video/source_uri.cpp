@@ -1,13 +1,13 @@
 #include "pipeline/video/source_uri.h"
 
-#include <array>
-
 namespace edgefuse {
 namespace {
 
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
+
+constexpr std::string_view kSupported = "file://, rtsp://, rtsps://, v4l2:// and test:// (or a plain file path)";
 
 bool is_pattern_name(std::string_view name) {
   if (name.empty() || name.size() > 32) return false;
@@ -30,38 +30,39 @@ std::string sink_chain(const PipelineOptions& options) {
 
 }  // namespace
 
-std::string_view source_kind_name(SourceKind kind) {
-  constexpr std::array<std::string_view, 4> kNames = {"file", "rtsp", "v4l2", "test"};
-  return kNames[static_cast<size_t>(kind)];
-}
-
 Result<SourceAddress> parse_source_uri(std::string_view uri) {
-  if (uri.empty()) return invalid_argument("stream uri is empty");
+  if (uri.empty()) return invalid_argument("empty uri");
   if (starts_with(uri, "rtsp://") || starts_with(uri, "rtsps://")) {
     const size_t host_start = uri.find("://") + 3;
-    if (uri.size() == host_start || uri[host_start] == '/') return invalid_argument("uri '", uri, "' has no host");
+    if (uri.size() == host_start || uri[host_start] == '/') {
+      return invalid_argument("rtsp uri without a host: \"", uri, "\"");
+    }
     return SourceAddress{SourceKind::kRtsp, std::string(uri)};
   }
   if (starts_with(uri, "v4l2://")) {
     const std::string_view device = uri.substr(7);
-    if (!starts_with(device, "/dev/")) return invalid_argument("uri '", uri, "': expected v4l2:///dev/videoN");
+    if (!starts_with(device, "/dev/") || device.size() <= 5) {
+      return invalid_argument("v4l2 uri must name a device, e.g. v4l2:///dev/video0, got \"", uri, "\"");
+    }
     return SourceAddress{SourceKind::kV4l2, std::string(device)};
   }
   if (starts_with(uri, "test://")) {
     const std::string_view pattern = uri.substr(7);
     if (!pattern.empty() && !is_pattern_name(pattern)) {
-      return invalid_argument("uri '", uri,
-                              "': test pattern must be a videotestsrc pattern name such as smpte or ball");
+      return invalid_argument("test:// pattern must be a word like smpte or ball, got \"", pattern, "\"");
     }
     return SourceAddress{SourceKind::kTest, pattern.empty() ? "smpte" : std::string(pattern)};
   }
   if (starts_with(uri, "file://")) {
     const std::string_view path = uri.substr(7);
-    if (!starts_with(path, "/")) return invalid_argument("uri '", uri, "': file:// needs an absolute path");
+    if (!starts_with(path, "/")) {
+      return invalid_argument(
+          "file:// needs an absolute path (file:///path/video.mp4); write a relative path without file://");
+    }
     return SourceAddress{SourceKind::kFile, std::string(path)};
   }
-  if (uri.find("://") != std::string_view::npos) {
-    return unsupported("uri '", uri, "': supported schemes are file://, rtsp://, rtsps://, v4l2://, test://");
+  if (const size_t separator = uri.find("://"); separator != std::string_view::npos) {
+    return invalid_argument("unsupported uri scheme \"", uri.substr(0, separator + 3), "\"; supported: ", kSupported);
   }
   return SourceAddress{SourceKind::kFile, std::string(uri)};
 }

@@ -17,10 +17,9 @@ struct SourceAddress {
 };
 
 // file:///abs/path or a plain path (file), rtsp://host[:port]/path and rtsps://, v4l2:///dev/videoN,
-// test://[pattern] (videotestsrc: smpte, ball, snow, ...; default smpte). Errors name the uri.
+// test://[pattern] (videotestsrc: smpte, ball, snow, ...; default smpte). The one check of stream
+// addresses: the config validates with it too. Errors say what is wrong with the uri.
 Result<SourceAddress> parse_source_uri(std::string_view uri);
-
-std::string_view source_kind_name(SourceKind kind);  // "file", "rtsp", "v4l2", "test"
 
 struct PipelineOptions {
   bool realtime = true;          // deliver frames at the stream's rate (a camera's pace); false: as fast as decoded
