@@ -18,7 +18,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libeigen3-dev libyaml-cpp-dev doctest-dev nlohmann-json3-dev
   libopencv-dev
-
+  libmosquitto-dev mosquitto libcpp-httplib-dev libssl-dev libsystemd-dev
 )
 if [ "$with_gstreamer" = 1 ]; then
   packages+=(
@@ -26,6 +26,7 @@ if [ "$with_gstreamer" = 1 ]; then
     gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
     gstreamer1.0-libav gstreamer1.0-tools
     libgstrtspserver-1.0-dev gstreamer1.0-rtsp
+    gstreamer1.0-plugins-ugly chromium
   )
 fi
 
