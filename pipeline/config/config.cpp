@@ -7,6 +7,7 @@
 #include "pipeline/config/cross_checks.h"
 #include "pipeline/config/field_reader.h"
 #include "pipeline/config/schema.h"
+#include "pipeline/config/secrets.h"
 #include "pipeline/config/yaml_tree.h"
 
 namespace edgefuse {
@@ -80,8 +81,19 @@ Result<DaemonConfig> parse_config(std::string_view yaml_text, const std::filesys
   if (const YamlNode* events = find_section(root, section("events"), context)) {
     config::read_fields(*events, config::events_fields(), "events", context, result.events);
   }
+  if (const YamlNode* mqtt = find_section(root, section("mqtt"), context)) {
+    result.mqtt.enabled = true;
+    config::read_fields(*mqtt, config::mqtt_fields(), "mqtt", context, result.mqtt);
+    // The default spool folder is relative too.
+    result.mqtt.spool_dir = std::filesystem::absolute(context.base_dir / result.mqtt.spool_dir).lexically_normal();
+  }
+  if (const YamlNode* http = find_section(root, section("http"), context)) {
+    result.http.enabled = true;
+    config::read_fields(*http, config::http_fields(), "http", context, result.http);
+  }
   // Cross checks read names and uris, which are only meaningful once every key parsed.
   if (!diagnostics.has_errors()) config::check_cross_references(result, context);
+  if (!diagnostics.has_errors()) config::resolve_secrets(result, context);
   EF_RETURN_IF_ERROR(diagnostics.to_status());
   return result;
 }

@@ -31,6 +31,7 @@ struct ModelConfig {
   int max_batch = 1;             // 1..64
   int batch_timeout_ms = 5;      // 0..1000
   bool fuse = true;              // run the graph fuser (false = eager baseline)
+  bool operator==(const ModelConfig&) const = default;
 };
 
 struct StreamConfig {
@@ -49,17 +50,63 @@ struct StreamConfig {
   std::string decoder = "auto";        // auto = highest-rank decoder present, or a GStreamer element name
   int width = 0, height = 0;           // test:// only: frame size (0 = 1920x1080); 16..7680
   int framerate = 30;                  // test:// only, 1..240
+  // Supervision (see pipeline/daemon/stream_supervisor.h).
+  bool reconnect = true;      // rebuild the source after a failure, a stall or a live end of stream
+  double watchdog_s = 10;     // no decoded frame for this long: stalled; 0 = off
+  double max_backoff_s = 30;  // reconnect delays 1, 2, 5, 10, 30 s, capped at this
+  // Credentials (rtsp:// and rtsps://). After parsing, `password` holds the password whichever way it
+  // was given (the uri's userinfo, password, password-file or password-env) and `uri` has no userinfo.
+  std::string username;
+  std::string password;
+  std::filesystem::path password_file;
+  std::string password_env;
+  // Overlay output for this stream (pipeline/overlay): an MP4 file and/or a live MJPEG view.
+  std::string overlay_file;  // absolute after parsing; empty = none
+  int overlay_port = 0;      // live view on http://<http.address>:PORT/, 0 = none
+  bool operator==(const StreamConfig&) const = default;
 };
 
 struct EventsConfig {
   std::string path = "-";     // JSON-lines file, "-" = stdout; absolute after parsing otherwise
   bool empty_frames = false;  // also emit an event for processed frames with no detections
+  bool operator==(const EventsConfig&) const = default;
+};
+
+// MQTT output (section `mqtt`; absent = off). Events are spooled on disk until the broker acknowledges them.
+struct MqttConfig {
+  bool enabled = false;  // the section is present
+  std::string host = "127.0.0.1";
+  int port = 1883;
+  std::string client_id = "edgefuse";     // fixed, so the broker keeps this client's session across restarts
+  std::string topic_prefix = "edgefuse";  // events go to <prefix>/<stream>/events, states to <prefix>/<stream>/state
+  std::string username;
+  std::string password;  // after parsing, from password, password-file or password-env
+  std::filesystem::path password_file;
+  std::string password_env;
+  std::filesystem::path ca_file, cert_file, key_file;  // TLS when ca-file is set
+  bool tls_insecure = false;
+  int keepalive_s = 30;
+  int max_inflight = 20;
+  std::string spool_dir = "edgefuse-spool";  // absolute after parsing
+  int spool_max_mb = 64;
+  bool spool_fsync = false;
+  bool operator==(const MqttConfig&) const = default;
+};
+
+// Health and metrics over HTTP (section `http`; absent = off): /healthz, /readyz, /metrics.
+struct HttpConfig {
+  bool enabled = false;               // the section is present
+  std::string address = "127.0.0.1";  // anything but loopback must be chosen explicitly
+  int port = 9400;
+  bool operator==(const HttpConfig&) const = default;
 };
 
 struct DaemonConfig {
   std::vector<ModelConfig> models;
   std::vector<StreamConfig> streams;
   EventsConfig events;
+  MqttConfig mqtt;
+  HttpConfig http;
   double stats_interval_s = 10;  // per-stream statistics log period, 0 = off, 0..3600
   std::filesystem::path source;  // the file it was read from (empty for text)
 };

@@ -113,6 +113,9 @@ class ValueReader {
       case ValueType::kOutputFile:
         out = *text == "-" ? *text : std::filesystem::absolute(context_.base_dir / *text).lexically_normal().string();
         return;
+      case ValueType::kOutputPath:
+        out = std::filesystem::absolute(context_.base_dir / *text).lexically_normal().string();
+        return;
       case ValueType::kStreamUri: {
         Result<std::string> uri = normalize_stream_uri(*text, context_.base_dir);
         if (!uri) return context_.diagnostics.add(path_, node_.line, uri.status().message());
@@ -158,8 +161,9 @@ class ValueReader {
   bool plain_scalar() const { return node_.kind == Kind::kScalar && node_.plain; }
 
   void mismatch() {
+    const std::string found = rule_.secret && node_.kind == Kind::kScalar ? "a value (hidden)" : describe_found(node_);
     context_.diagnostics.add(path_, node_.line,
-                             make_message("expected ", describe_expectation(rule_), ", got ", describe_found(node_)));
+                             make_message("expected ", describe_expectation(rule_), ", got ", found));
   }
 
   std::optional<std::string> string_value() {
@@ -250,5 +254,9 @@ template void read_fields(const YamlNode&, std::span<const FieldSpec<StreamConfi
                           StreamConfig&, std::span<const std::string_view>);
 template void read_fields(const YamlNode&, std::span<const FieldSpec<EventsConfig>>, std::string_view, ReadContext&,
                           EventsConfig&, std::span<const std::string_view>);
+template void read_fields(const YamlNode&, std::span<const FieldSpec<MqttConfig>>, std::string_view, ReadContext&,
+                          MqttConfig&, std::span<const std::string_view>);
+template void read_fields(const YamlNode&, std::span<const FieldSpec<HttpConfig>>, std::string_view, ReadContext&,
+                          HttpConfig&, std::span<const std::string_view>);
 
 }  // namespace edgefuse::config

@@ -93,6 +93,10 @@ std::string config_reference() {
   write_fields(out, "streams[].", config::stream_fields());
   out << "== events ==\n\n";
   write_fields(out, "events.", config::events_fields());
+  out << "== mqtt ==\n\n";
+  write_fields(out, "mqtt.", config::mqtt_fields());
+  out << "== http ==\n\n";
+  write_fields(out, "http.", config::http_fields());
   return out.str();
 }
 

@@ -17,6 +17,12 @@ const std::array kSections = {
                 .required = true,
                 .description = "The video sources to analyse, each with the model that runs on it."},
     SectionSpec{.key = "events", .description = "Where detection events go (one JSON object per line)."},
+    SectionSpec{.key = "mqtt",
+                .description = "Publish events to an MQTT broker too (QoS 1, persistent session); each event is "
+                               "spooled on disk until the broker acknowledges it. Absent: no MQTT."},
+    SectionSpec{.key = "http",
+                .description = "Serve /healthz, /readyz and /metrics (Prometheus) over HTTP, read-only. Absent: "
+                               "no HTTP server."},
 };
 
 const std::array kTopLevelFields = {
@@ -162,6 +168,58 @@ const std::array kStreamFields = {
                              .only_for_scheme = "test",
                              .description = "Test pattern frames per second."},
                             &StreamConfig::framerate},
+    FieldSpec<StreamConfig>{{.key = "reconnect",
+                             .type = kBool,
+                             .only_for_scheme = "rtsp|rtsps|v4l2",
+                             .description = "Rebuild the source after an error, a stall or an end of stream, waiting "
+                                            "1, 2, 5, 10, 30 s between attempts (with jitter). false: the stream "
+                                            "stays down. (Files never reconnect: a file's error or end is final.)"},
+                            &StreamConfig::reconnect},
+    FieldSpec<StreamConfig>{{.key = "watchdog-s",
+                             .type = kFloat,
+                             .range = {0, 3600},
+                             .description = "No decoded frame for this many seconds: the stream is stalled and "
+                                            "rebuilt; 0 turns the watchdog off."},
+                            &StreamConfig::watchdog_s},
+    FieldSpec<StreamConfig>{{.key = "max-backoff-s",
+                             .type = kFloat,
+                             .range = {0.1, 3600},
+                             .description = "The longest wait between reconnect attempts."},
+                            &StreamConfig::max_backoff_s},
+    FieldSpec<StreamConfig>{{.key = "username",
+                             .type = kString,
+                             .only_for_scheme = "rtsp|rtsps",
+                             .description = "Camera user name (or put it in the uri as rtsp://user@host/...)."},
+                            &StreamConfig::username},
+    FieldSpec<StreamConfig>{{.key = "password",
+                             .type = kString,
+                             .only_for_scheme = "rtsp|rtsps",
+                             .description = "Camera password. Prefer password-file or password-env, which keep it "
+                                            "out of the config file. Never logged or shown.",
+                             .secret = true},
+                            &StreamConfig::password},
+    FieldSpec<StreamConfig>{{.key = "password-file",
+                             .type = kInputFile,
+                             .only_for_scheme = "rtsp|rtsps",
+                             .description = "A file holding the camera password (one line; a trailing newline is "
+                                            "ignored), e.g. a systemd credential."},
+                            &StreamConfig::password_file},
+    FieldSpec<StreamConfig>{{.key = "password-env",
+                             .type = kName,
+                             .only_for_scheme = "rtsp|rtsps",
+                             .description = "The environment variable holding the camera password."},
+                            &StreamConfig::password_env},
+    FieldSpec<StreamConfig>{{.key = "overlay-file",
+                             .type = kOutputPath,
+                             .description = "Also write this stream with its detections drawn on it to an H.264 "
+                                            "MP4 file (relative to the config file's folder)."},
+                            &StreamConfig::overlay_file},
+    FieldSpec<StreamConfig>{{.key = "overlay-port",
+                             .type = kInt,
+                             .range = {1, 65535, true},
+                             .description = "Serve a live view of this stream with its detections drawn (MJPEG, "
+                                            "any browser) on this port at the http address; 0 = none."},
+                            &StreamConfig::overlay_port},
 };
 
 const std::array kEventsFields = {
@@ -174,6 +232,80 @@ const std::array kEventsFields = {
                              .type = kBool,
                              .description = "Also emit an event for processed frames with no detections."},
                             &EventsConfig::empty_frames},
+};
+
+const std::array kMqttFields = {
+    FieldSpec<MqttConfig>{{.key = "host", .type = kString, .description = "Broker host name or address."},
+                          &MqttConfig::host},
+    FieldSpec<MqttConfig>{{.key = "port", .type = kInt, .range = {1, 65535}, .description = "Broker port."},
+                          &MqttConfig::port},
+    FieldSpec<MqttConfig>{{.key = "client-id",
+                           .type = kName,
+                           .description = "MQTT client id; fixed so the broker keeps the session (and its "
+                                          "unacknowledged messages) across restarts. Unique per daemon."},
+                          &MqttConfig::client_id},
+    FieldSpec<MqttConfig>{{.key = "topic-prefix",
+                           .type = kString,
+                           .description = "Events go to <prefix>/<stream>/events, stream states to "
+                                          "<prefix>/<stream>/state."},
+                          &MqttConfig::topic_prefix},
+    FieldSpec<MqttConfig>{{.key = "username", .type = kString, .description = "Broker user name."},
+                          &MqttConfig::username},
+    FieldSpec<MqttConfig>{{.key = "password",
+                           .type = kString,
+                           .description = "Broker password; prefer password-file or password-env.",
+                           .secret = true},
+                          &MqttConfig::password},
+    FieldSpec<MqttConfig>{
+        {.key = "password-file", .type = kInputFile, .description = "A file holding the broker password (one line)."},
+        &MqttConfig::password_file},
+    FieldSpec<MqttConfig>{
+        {.key = "password-env", .type = kName, .description = "The environment variable holding the broker password."},
+        &MqttConfig::password_env},
+    FieldSpec<MqttConfig>{{.key = "ca-file",
+                           .type = kInputFile,
+                           .description = "CA certificate (PEM) to verify the broker with; setting it turns TLS on."},
+                          &MqttConfig::ca_file},
+    FieldSpec<MqttConfig>{{.key = "cert-file", .type = kInputFile, .description = "Client certificate (PEM) for TLS."},
+                          &MqttConfig::cert_file},
+    FieldSpec<MqttConfig>{{.key = "key-file", .type = kInputFile, .description = "Client private key (PEM) for TLS."},
+                          &MqttConfig::key_file},
+    FieldSpec<MqttConfig>{
+        {.key = "tls-insecure", .type = kBool, .description = "Skip the broker host name check (testing only)."},
+        &MqttConfig::tls_insecure},
+    FieldSpec<MqttConfig>{{.key = "keepalive-s", .type = kInt, .range = {5, 3600}, .description = "MQTT keepalive."},
+                          &MqttConfig::keepalive_s},
+    FieldSpec<MqttConfig>{{.key = "max-inflight",
+                           .type = kInt,
+                           .range = {1, 1000},
+                           .description = "Events published but not yet acknowledged, at most."},
+                          &MqttConfig::max_inflight},
+    FieldSpec<MqttConfig>{{.key = "spool-dir",
+                           .type = kOutputPath,
+                           .description = "Folder of the on-disk spool that keeps events until the broker has "
+                                          "them (created if absent). Relative to the config file's folder."},
+                          &MqttConfig::spool_dir},
+    FieldSpec<MqttConfig>{{.key = "spool-max-mb",
+                           .type = kInt,
+                           .range = {1, 1 << 20},
+                           .description = "Spool size limit; when full the oldest events go (counted in the "
+                                          "metrics and logged, never silently)."},
+                          &MqttConfig::spool_max_mb},
+    FieldSpec<MqttConfig>{{.key = "spool-fsync",
+                           .type = kBool,
+                           .description = "fsync every spooled event (survives power loss, costs a disk flush per "
+                                          "event); without it a daemon crash still loses nothing."},
+                          &MqttConfig::spool_fsync},
+};
+
+const std::array kHttpFields = {
+    FieldSpec<HttpConfig>{{.key = "address",
+                           .type = kString,
+                           .description = "Address to listen on. Anything but 127.0.0.1 or ::1 exposes the "
+                                          "endpoints to the network (logged as a warning)."},
+                          &HttpConfig::address},
+    FieldSpec<HttpConfig>{{.key = "port", .type = kInt, .range = {1, 65535}, .description = "Port to listen on."},
+                          &HttpConfig::port},
 };
 
 std::string format_number(double value) {
@@ -209,6 +341,12 @@ std::span<const FieldSpec<StreamConfig>> stream_fields() {
 std::span<const FieldSpec<EventsConfig>> events_fields() {
   return kEventsFields;
 }
+std::span<const FieldSpec<MqttConfig>> mqtt_fields() {
+  return kMqttFields;
+}
+std::span<const FieldSpec<HttpConfig>> http_fields() {
+  return kHttpFields;
+}
 
 std::string describe_expectation(const KeyRule& rule) {
   const std::string range = make_message(format_number(rule.range.min), "..", format_number(rule.range.max),
@@ -224,6 +362,8 @@ std::string describe_expectation(const KeyRule& rule) {
       return "path of an existing file";
     case kOutputFile:
       return "\"-\" (stdout) or a file path";
+    case kOutputPath:
+      return "path";
     case kStreamUri:
       return "file path, file://, rtsp://, rtsps://, v4l2:// or test:// uri";
     case kInt:

@@ -21,6 +21,7 @@ enum class ValueType {
   kChoice,      // one of KeyRule::choices
   kInputFile,   // a path that must exist; relative to the config's folder
   kOutputFile,  // "-" (stdout) or a path; relative to the config's folder
+  kOutputPath,  // a file or folder the daemon creates; relative to the config's folder
   kStreamUri,   // see stream_uri.h
   kInt,         // decimal integer within KeyRule::range
   kFloat,       // finite number within KeyRule::range
@@ -43,6 +44,7 @@ struct KeyRule {
   std::string_view choices;          // kChoice: "cpu|cuda|auto"
   std::string_view only_for_scheme;  // streams: the key is an error unless the uri scheme is one of "rtsp|rtsps"
   std::string_view description;
+  bool secret = false;  // its value is never quoted in errors or shown anywhere
 };
 
 template <typename Target>
@@ -63,11 +65,13 @@ struct SectionSpec {
   std::string_view description;
 };
 
-std::span<const SectionSpec> sections();  // models, streams, events, in that order
+std::span<const SectionSpec> sections();  // models, streams, events, mqtt, http, in that order
 std::span<const FieldSpec<DaemonConfig>> top_level_fields();
 std::span<const FieldSpec<ModelConfig>> model_fields();
 std::span<const FieldSpec<StreamConfig>> stream_fields();
 std::span<const FieldSpec<EventsConfig>> events_fields();
+std::span<const FieldSpec<MqttConfig>> mqtt_fields();
+std::span<const FieldSpec<HttpConfig>> http_fields();
 
 // "integer in 1..1000", "one of cpu, cuda, auto", ...: what a key expects, for errors and the reference.
 std::string describe_expectation(const KeyRule& rule);

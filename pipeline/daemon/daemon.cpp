@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <random>
 
 #include "pipeline/daemon/daemon_log.h"
 #include "pipeline/daemon/detection_event.h"
@@ -19,6 +21,24 @@ int64_t unix_now_ns() {
       .count();
 }
 
+// 16 hex digits, fresh per daemon run: event ids "<run id>-<sequence>" never repeat across restarts.
+std::string make_run_id() {
+  std::random_device entropy;
+  const uint64_t bits = (static_cast<uint64_t>(entropy()) << 32) ^ entropy() ^ static_cast<uint64_t>(unix_now_ns());
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(bits));
+  return text;
+}
+
+SupervisorOptions supervisor_options(const StreamConfig& config, SourceKind kind) {
+  SupervisorOptions options;
+  // A file that failed would fail again (and replaying it would repeat its events): only cameras reconnect.
+  options.reconnect = config.reconnect && (kind == SourceKind::kRtsp || kind == SourceKind::kV4l2);
+  options.watchdog_s = config.watchdog_s;
+  for (double& delay : options.backoff_s) delay = std::min(delay, config.max_backoff_s);
+  return options;
+}
+
 Result<VideoSourceOptions> source_options(const StreamConfig& config) {
   EF_ASSIGN_OR_RETURN(SourceAddress address, parse_source_uri(config.uri));
   VideoSourceOptions options;
@@ -28,6 +48,7 @@ Result<VideoSourceOptions> source_options(const StreamConfig& config) {
   options.pipeline.realtime = config.realtime;
   options.pipeline.rtsp_over_tcp = config.rtsp_transport != "udp";
   options.pipeline.decoder = config.decoder;
+  options.pipeline.rtsp_credentials = {config.username, config.password};
   if (config.width > 0) options.pipeline.test_width = config.width;
   if (config.height > 0) options.pipeline.test_height = config.height;
   options.pipeline.test_framerate = config.framerate;
@@ -42,7 +63,7 @@ struct Daemon::Stream {
   int slot = 0;                   // index among its model's streams
   std::vector<int> class_filter;  // empty: every class
   StreamStats stats;
-  std::unique_ptr<VideoSource> source;
+  std::unique_ptr<StreamSupervisor> supervisor;
   bool end_reported = false;
   int64_t last_frames_in = 0, last_processed = 0;  // at the previous statistics line
 };
@@ -62,6 +83,7 @@ Daemon::~Daemon() {
 Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
   std::unique_ptr<Daemon> daemon(new Daemon());
   daemon->config_ = config;
+  daemon->run_id_ = make_run_id();
   for (const ModelConfig& model_config : config.models) {
     auto model = std::make_unique<Model>();
     EF_ASSIGN_OR_RETURN(model->runner, ModelRunner::create(model_config));
@@ -104,16 +126,21 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
   for (size_t index = 0; index < daemon->streams_.size(); ++index) {
     Stream& stream = *daemon->streams_[index];
     EF_ASSIGN_OR_RETURN(VideoSourceOptions options, source_options(stream.config));
+    const SupervisorOptions supervision = supervisor_options(stream.config, options.address.kind);
     auto on_frame = [self, index](DecodedFrame frame) {
       Stream& target = *self->streams_[index];
+      // Numbered per stream, across reconnects (each new source counts from 0 again).
       const int64_t count = target.stats.frames_in.fetch_add(1);
+      frame.number = count;
       if (count % target.config.inference_interval != 0) {
         target.stats.skipped.fetch_add(1);
         return;
       }
       self->models_[target.model]->scheduler->submit(target.slot, std::move(frame));
     };
-    EF_ASSIGN_OR_RETURN(stream.source, VideoSource::create(std::move(options), std::move(on_frame)));
+    auto on_state = [self, index](const StateChange& change) { self->on_state_change(index, change); };
+    stream.supervisor =
+        std::make_unique<StreamSupervisor>(std::move(options), supervision, std::move(on_frame), std::move(on_state));
   }
   EF_ASSIGN_OR_RETURN(daemon->sink_, JsonLinesSink::open(config.events.path));
   return daemon;
@@ -125,10 +152,10 @@ Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration
   }
   int started = 0;
   for (auto& stream : streams_) {
-    const Status status = stream->source->start();
+    const Status status = stream->supervisor->start();
     if (status.is_ok()) {
       ++started;
-      daemon_log("stream '", stream->config.name, "': started (", stream->config.uri, ")");
+      daemon_log("stream '", stream->config.name, "': started (", redact_uri(stream->config.uri), ")");
     } else {
       stream->end_reported = true;
       daemon_log("stream '", stream->config.name, "': ", status.message());
@@ -145,15 +172,7 @@ Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration
     if (duration_s && SteadyClock::now() - begin >= std::chrono::duration<double>(*duration_s)) break;
     bool any_running = false;
     for (auto& stream : streams_) {
-      if (!stream->source->done()) {
-        any_running = true;
-        continue;
-      }
-      if (stream->end_reported) continue;
-      stream->end_reported = true;
-      const std::string error = stream->source->error();
-      daemon_log("stream '", stream->config.name, "': ", error.empty() ? "end of stream" : "failed: " + error,
-                 " after ", stream->stats.frames_in.load(), " frames; other streams continue");
+      if (!stream->end_reported && !stream->supervisor->done()) any_running = true;
     }
     if (!any_running) break;
     if (config_.stats_interval_s > 0 && SteadyClock::now() >= next_stats) {
@@ -172,7 +191,7 @@ void Daemon::shut_down() {
   if (shut_down_) return;
   shut_down_ = true;
   for (auto& stream : streams_) {
-    if (stream->source) stream->source->stop();
+    if (stream->supervisor) stream->supervisor->stop();
   }
   for (auto& model : models_) {
     if (model->scheduler) model->scheduler->close();
@@ -231,12 +250,49 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
   event.width = frame.width();
   event.height = frame.height();
   event.detections = std::move(detections);
-  const Status written = sink_->write(event_to_json(event, model.runner->labels()));
-  if (written.is_ok()) {
-    stream.stats.events.fetch_add(1);
-  } else if (!sink_failed_.exchange(true)) {
-    daemon_log("stopping: ", written.message());
+  event.id = next_event_id();
+  if (emit(stream.config.name, event_to_json(event, model.runner->labels()))) stream.stats.events.fetch_add(1);
+}
+
+std::string Daemon::next_event_id() {
+  return make_message(run_id_, '-', event_sequence_.fetch_add(1));
+}
+
+bool Daemon::emit(const std::string& /*stream*/, const std::string& json) {
+  const Status written = sink_->write(json);
+  if (written.is_ok()) return true;
+  if (!sink_failed_.exchange(true)) daemon_log("stopping: ", written.message());
+  return false;
+}
+
+void Daemon::on_state_change(size_t index, const StateChange& change) {
+  Stream& stream = *streams_[index];
+  const int64_t frames = stream.stats.frames_in.load();
+  switch (change.to) {
+    case StreamState::kEnded:
+      daemon_log("stream '", stream.config.name, "': end of stream after ", frames, " frames; other streams continue");
+      break;
+    case StreamState::kFailed:
+      daemon_log("stream '", stream.config.name, "': failed: ", change.reason, " after ", frames,
+                 " frames; other streams continue");
+      break;
+    case StreamState::kBackoff:
+      daemon_log("stream '", stream.config.name, "': ", change.reason, "; reconnecting in ",
+                 make_message(static_cast<int>(change.delay_s * 10) / 10.0), " s");
+      break;
+    default:
+      daemon_log("stream '", stream.config.name, "': ", stream_state_name(change.to), " (", change.reason, ")");
   }
+  StateEvent event;
+  event.id = next_event_id();
+  event.stream = stream.config.name;
+  event.state = stream_state_name(change.to);
+  event.previous = stream_state_name(change.from);
+  event.reason = change.reason;
+  event.retry_in_s = change.delay_s;
+  event.reconnects = stream.supervisor ? stream.supervisor->reconnects() : 0;
+  event.wall_time_ns = unix_now_ns();
+  emit(stream.config.name, state_event_to_json(event));
 }
 
 void Daemon::log_stats(bool final_summary) {
@@ -256,7 +312,7 @@ void Daemon::log_stats(bool final_summary) {
                frames_in, ", processed ", processed, ", dropped ", stats.dropped.load(), ", skipped ",
                stats.skipped.load(), ", failed ", stats.failed.load(), ", events ", stats.events.load(),
                ", latency p50 ", latency.p50_ms, " ms p99 ", latency.p99_ms, " ms",
-               stream->source ? " (decoder " + stream->source->decoder_name() + ")" : "");
+               stream->supervisor ? " (decoder " + stream->supervisor->decoder_name() + ")" : "");
   }
 }
 
@@ -272,8 +328,10 @@ std::vector<StreamReport> Daemon::reports() const {
     report.failed = stream->stats.failed.load();
     report.events = stream->stats.events.load();
     report.latency = stream->stats.total();
-    report.decoder = stream->source ? stream->source->decoder_name() : "";
-    report.error = stream->source ? stream->source->error() : "";
+    report.decoder = stream->supervisor ? stream->supervisor->decoder_name() : "";
+    report.error = stream->supervisor ? stream->supervisor->last_error() : "";
+    report.reconnects = stream->supervisor ? stream->supervisor->reconnects() : 0;
+    report.state = stream->supervisor ? stream_state_name(stream->supervisor->state()) : "";
     reports.push_back(std::move(report));
   }
   return reports;

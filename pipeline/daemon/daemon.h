@@ -3,9 +3,10 @@
 //
 // Threads: one GStreamer pipeline per stream (its streaming thread only enqueues), one worker per
 // model (which runs the model's thread pool), the caller's thread for supervision and logs.
-// A stream that fails (cannot connect, corrupt data, decoder error) is logged and ends on its own;
-// the others keep running. Stopping drains: sources stop first, then every queued frame is
-// processed, so frames_in == skipped + dropped + processed holds exactly at exit.
+// Each stream is supervised (stream_supervisor.h): a failure or stall rebuilds only that stream's
+// source, with backoff; every state change is logged and emitted as an event. The others keep running. Stopping drains:
+// sources stop first, then every queued frame is processed, so frames_in == skipped + dropped + processed holds exactly
+// at exit.
 #pragma once
 
 #include <atomic>
@@ -20,7 +21,7 @@
 #include "pipeline/daemon/frame_scheduler.h"
 #include "pipeline/daemon/model_runner.h"
 #include "pipeline/daemon/stream_stats.h"
-#include "pipeline/video/video_source.h"
+#include "pipeline/daemon/stream_supervisor.h"
 
 namespace edgefuse {
 
@@ -29,7 +30,9 @@ struct StreamReport {
   int64_t frames_in = 0, skipped = 0, dropped = 0, processed = 0, failed = 0, events = 0;
   LatencySummary latency;
   std::string decoder;
-  std::string error;  // why the source ended early, empty when it did not fail
+  std::string error;  // the last error of its source (empty when none failed)
+  int64_t reconnects = 0;
+  std::string state;  // connecting, streaming, stalled, backoff, ended, failed
 };
 
 class Daemon {
@@ -54,10 +57,16 @@ class Daemon {
   void model_worker(Model& model);
   // Counts a processed frame and writes its event.
   void publish(Model& model, const PendingFrame& pending, Result<std::vector<Detection>> detected);
+  void on_state_change(size_t stream_index, const StateChange& change);
+  // Writes one event line to every output; false (and the daemon stops) when the events file failed.
+  bool emit(const std::string& stream, const std::string& json);
+  std::string next_event_id();
   void log_stats(bool final_summary);
   void shut_down();
 
   DaemonConfig config_;
+  std::string run_id_;
+  std::atomic<int64_t> event_sequence_{0};
   std::unique_ptr<JsonLinesSink> sink_;
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Model>> models_;

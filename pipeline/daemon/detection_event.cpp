@@ -23,6 +23,8 @@ std::string format_utc_iso8601(int64_t unix_ns) {
 std::string event_to_json(const DetectionEvent& event, const std::vector<std::string>& labels) {
   JsonWriter json;
   json.begin_object();
+  json.key("type").value("detections");
+  json.key("id").value(event.id);
   json.key("stream").value(event.stream);
   json.key("frame").value(event.frame);
   if (event.pts_ns >= 0) {
@@ -36,6 +38,22 @@ std::string event_to_json(const DetectionEvent& event, const std::vector<std::st
   json.key("width").value(event.width).key("height").value(event.height);
   json.key("detections");
   write_detections(json, event.detections, labels);
+  json.end_object();
+  return json.str();
+}
+
+std::string state_event_to_json(const StateEvent& event) {
+  JsonWriter json;
+  json.begin_object();
+  json.key("type").value("state");
+  json.key("id").value(event.id);
+  json.key("stream").value(event.stream);
+  json.key("state").value(event.state);
+  json.key("previous").value(event.previous);
+  json.key("reason").value(event.reason);
+  if (event.state == "backoff") json.key("retry_in_s").value(event.retry_in_s, 2);
+  json.key("reconnects").value(event.reconnects);
+  json.key("wall_time").value(format_utc_iso8601(event.wall_time_ns));
   json.end_object();
   return json.str();
 }

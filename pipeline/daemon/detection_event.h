@@ -10,6 +10,7 @@
 namespace edgefuse {
 
 struct DetectionEvent {
+  std::string id;  // unique across daemon runs ("<run id>-<sequence>"): receivers detect duplicates with it
   std::string stream;
   std::string model;
   int64_t frame = 0;          // the stream's decoded-frame number
@@ -20,8 +21,23 @@ struct DetectionEvent {
   std::vector<Detection> detections;
 };
 
-// One line of compact JSON (no trailing newline). Labels name class ids (label_for's fallback otherwise).
+// One line of compact JSON (no trailing newline), "type":"detections". Labels name class ids (label_for's
+// fallback otherwise).
 std::string event_to_json(const DetectionEvent& event, const std::vector<std::string>& labels);
+
+// A stream's supervision state changed (connecting, streaming, stalled, backoff, ended, failed).
+struct StateEvent {
+  std::string id;
+  std::string stream;
+  std::string state, previous;
+  std::string reason;     // scrubbed of secrets
+  double retry_in_s = 0;  // backoff only: seconds until the next attempt
+  int64_t reconnects = 0;
+  int64_t wall_time_ns = 0;
+};
+
+// One line of compact JSON, "type":"state".
+std::string state_event_to_json(const StateEvent& event);
 
 // "2026-12-02T15:04:05.123Z" for Unix time in nanoseconds.
 std::string format_utc_iso8601(int64_t unix_ns);

@@ -1,5 +1,7 @@
 #include "pipeline/video/source_uri.h"
 
+#include "pipeline/video/stream_credentials.h"
+
 namespace edgefuse {
 namespace {
 
@@ -35,7 +37,7 @@ Result<SourceAddress> parse_source_uri(std::string_view uri) {
   if (starts_with(uri, "rtsp://") || starts_with(uri, "rtsps://")) {
     const size_t host_start = uri.find("://") + 3;
     if (uri.size() == host_start || uri[host_start] == '/') {
-      return invalid_argument("rtsp uri without a host: \"", uri, "\"");
+      return invalid_argument("rtsp uri without a host: \"", redact_uri(uri), "\"");
     }
     return SourceAddress{SourceKind::kRtsp, std::string(uri)};
   }
@@ -83,7 +85,7 @@ std::string pipeline_description(const SourceAddress& address, const PipelineOpt
       source = "filesrc location=" + gst_quote(address.location) + " ! " + decode_chain(options);
       break;
     case SourceKind::kRtsp:
-      source = "rtspsrc location=" + gst_quote(address.location) +
+      source = "rtspsrc name=src location=" + gst_quote(address.location) +
                " protocols=" + (options.rtsp_over_tcp ? "tcp" : "udp") +
                " latency=" + std::to_string(options.rtsp_latency_ms) + " ! " + decode_chain(options);
       break;

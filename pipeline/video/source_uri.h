@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "pipeline/video/stream_credentials.h"
 #include "runtime/status.h"
 
 namespace edgefuse {
@@ -22,16 +23,17 @@ struct SourceAddress {
 Result<SourceAddress> parse_source_uri(std::string_view uri);
 
 struct PipelineOptions {
-  bool realtime = true;          // deliver frames at the stream's rate (a camera's pace); false: as fast as decoded
-  bool rtsp_over_tcp = true;     // RTSP transport: TCP (interleaved) or UDP
-  int rtsp_latency_ms = 100;     // rtspsrc jitter buffer
-  std::string decoder = "auto";  // "auto": decodebin picks the highest-ranked decoder; else an element name
+  bool realtime = true;       // deliver frames at the stream's rate (a camera's pace); false: as fast as decoded
+  bool rtsp_over_tcp = true;  // RTSP transport: TCP (interleaved) or UDP
+  int rtsp_latency_ms = 100;  // rtspsrc jitter buffer
+  StreamCredentials rtsp_credentials;  // set on rtspsrc as properties, never written into the description
+  std::string decoder = "auto";        // "auto": decodebin picks the highest-ranked decoder; else an element name
   int test_width = 1920, test_height = 1080, test_framerate = 30;
 };
 
 // The gst-launch description of the decoding pipeline, ending in an appsink named "sink" that
-// accepts only raw NV12 or I420 in system memory. Decoders that output either go straight to it;
-// the one videoconvert in the chain is negotiated as passthrough then and only converts other
+// accepts only raw NV12 or I420 in system memory; an RTSP source is the element named "src". Decoders that output
+// either go straight to it; the one videoconvert in the chain is negotiated as passthrough then and only converts other
 // raw formats (a USB camera's YUY2) to NV12. Strings are quoted for gst_parse_launch.
 std::string pipeline_description(const SourceAddress& address, const PipelineOptions& options);
 

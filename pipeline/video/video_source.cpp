@@ -43,7 +43,7 @@ std::string take_error_text(GstMessage* message) {
   if (debug != nullptr && std::strlen(debug) < 400) text += std::string(" (") + debug + ")";
   if (error != nullptr) g_error_free(error);
   g_free(debug);
-  return text;
+  return scrub_secrets(text);
 }
 
 bool is_video_decoder(GstElement* element) {
@@ -106,6 +106,13 @@ Result<std::unique_ptr<VideoSource>> VideoSource::create(VideoSourceOptions opti
   }
   source->pipeline_->pipeline = pipeline;
   source->pipeline_->sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  const StreamCredentials& credentials = source->options_.pipeline.rtsp_credentials;
+  if (!credentials.empty()) {
+    GstElement* rtsp = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+    EF_ASSERT(rtsp != nullptr, "credentials for a stream without an rtspsrc");
+    g_object_set(rtsp, "user-id", credentials.user.c_str(), "user-pw", credentials.password.c_str(), nullptr);
+    gst_object_unref(rtsp);
+  }
   EF_ASSERT(source->pipeline_->sink != nullptr, "pipeline without appsink: ", description);
 
   GstAppSinkCallbacks callbacks{};

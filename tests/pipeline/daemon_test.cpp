@@ -169,10 +169,10 @@ TEST_CASE("broken streams are logged and end while a good stream runs to complet
     for (size_t i = bytes.size() / 2; i < bytes.size() / 2 + 200000; ++i) bytes[i] = static_cast<char>(i * 131);
     std::ofstream(garbage, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
-  const DaemonRun run =
-      run_daemon(model_yaml(model) + "streams:\n" + clip_stream_yaml("good", clip) +
-                 clip_stream_yaml("truncated", truncated) + clip_stream_yaml("corrupt", garbage) +
-                 "  - name: offline\n    uri: rtsp://127.0.0.1:9/none\n    model: people\n" + kEventsYaml);
+  const DaemonRun run = run_daemon(
+      model_yaml(model) + "streams:\n" + clip_stream_yaml("good", clip) + clip_stream_yaml("truncated", truncated) +
+      clip_stream_yaml("corrupt", garbage) +
+      "  - name: offline\n    uri: rtsp://127.0.0.1:9/none\n    model: people\n    reconnect: false\n" + kEventsYaml);
   std::filesystem::remove(truncated);
   std::filesystem::remove(garbage);
   REQUIRE(run.status.is_ok());

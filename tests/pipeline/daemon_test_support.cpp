@@ -100,7 +100,10 @@ DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s) 
   run.reports = (*daemon)->reports();
   daemon->reset();  // closes the events file
   std::ifstream in(events);
-  for (std::string line; std::getline(in, line);) run.events.push_back(nlohmann::json::parse(line));
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json event = nlohmann::json::parse(line);
+    (event.at("type") == "state" ? run.state_events : run.events).push_back(std::move(event));
+  }
   std::filesystem::remove_all(dir);
   return run;
 }
@@ -126,30 +129,66 @@ std::map<int64_t, cv::Mat> decode_frames_bgr(const std::filesystem::path& clip, 
   return frames;
 }
 
-RtspServer::RtspServer(const std::filesystem::path& clip) {
+RtspServer::RtspServer(const std::filesystem::path& clip, RtspServerOptions options)
+    : clip_(clip), options_(std::move(options)) {
+  launch();
+}
+
+bool RtspServer::launch() {
   int out[2];
   REQUIRE(pipe(out) == 0);
+  const std::string port = std::to_string(options_.port);
   pid_ = fork();
   REQUIRE(pid_ >= 0);
   if (pid_ == 0) {
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);
-    execl(EDGEFUSE_RTSP_TEST_SERVER, EDGEFUSE_RTSP_TEST_SERVER, clip.c_str(), "0", "street", nullptr);
+    if (!options_.user.empty()) {
+      setenv("EDGEFUSE_TEST_RTSP_USER", options_.user.c_str(), 1);
+      setenv("EDGEFUSE_TEST_RTSP_PASSWORD", options_.password.c_str(), 1);
+    }
+    execl(EDGEFUSE_RTSP_TEST_SERVER, EDGEFUSE_RTSP_TEST_SERVER, clip_.c_str(), port.c_str(), "street", nullptr);
     _exit(127);
   }
   close(out[1]);
   FILE* lines = fdopen(out[0], "r");
   char line[256] = {};
+  url_.clear();
   if (std::fgets(line, sizeof line, lines) != nullptr && std::string(line).rfind("ready ", 0) == 0) {
     url_ = std::string(line + 6);
     while (!url_.empty() && (url_.back() == '\n' || url_.back() == '\r')) url_.pop_back();
+    // "rtsp://127.0.0.1:PORT/street": keep the port for restarts.
+    const size_t colon = url_.rfind(':');
+    options_.port = std::stoi(url_.substr(colon + 1));
   }
   std::fclose(lines);
+  return !url_.empty();
+}
+
+void RtspServer::kill_now() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+bool RtspServer::restart() {
+  kill_now();
+  return launch();
+}
+
+void RtspServer::pause() {
+  if (pid_ > 0) kill(pid_, SIGSTOP);
+}
+
+void RtspServer::resume() {
+  if (pid_ > 0) kill(pid_, SIGCONT);
 }
 
 RtspServer::~RtspServer() {
   if (pid_ > 0) {
+    kill(pid_, SIGCONT);
     kill(pid_, SIGTERM);
     waitpid(pid_, nullptr, 0);
   }

@@ -18,7 +18,8 @@ namespace edgefuse::test {
 struct DaemonRun {
   Status status;
   std::vector<StreamReport> reports;
-  std::vector<nlohmann::json> events;  // in file order
+  std::vector<nlohmann::json> events;        // detection events, in file order
+  std::vector<nlohmann::json> state_events;  // stream state changes, in file order
 
   const StreamReport& report(const std::string& stream) const;
   std::vector<nlohmann::json> events_of(const std::string& stream) const;
@@ -31,16 +32,30 @@ DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s =
 // BGR images (OpenCV's conversion of the decoded planes) of the given frames of a clip.
 std::map<int64_t, cv::Mat> decode_frames_bgr(const std::filesystem::path& clip, const std::vector<int64_t>& numbers);
 
+struct RtspServerOptions {
+  int port = 0;                // 0: a free port, kept across restart()
+  std::string user, password;  // when set, clients must authenticate (RTSP basic)
+};
+
 // A running rtsp_test_server; killed when this goes out of scope.
 class RtspServer {
  public:
-  explicit RtspServer(const std::filesystem::path& clip);
+  explicit RtspServer(const std::filesystem::path& clip, RtspServerOptions options = {});
   ~RtspServer();
   RtspServer(const RtspServer&) = delete;
   RtspServer& operator=(const RtspServer&) = delete;
   const std::string& url() const { return url_; }  // empty when it failed to start
+  int port() const { return options_.port; }
+
+  void kill_now();  // SIGKILL, as a crashing camera or a pulled cable
+  bool restart();   // starts it again on the same port; false when it could not listen
+  void pause();     // SIGSTOP: the TCP connection stays up but nothing arrives
+  void resume();    // SIGCONT
 
  private:
+  bool launch();
+  std::filesystem::path clip_;
+  RtspServerOptions options_;
   int pid_ = -1;
   std::string url_;
 };

@@ -13,6 +13,24 @@
 namespace edgefuse {
 namespace {
 
+TEST_CASE("state_event_to_json writes the documented schema") {
+  StateEvent event;
+  event.id = "0123456789abcdef-7";
+  event.stream = "door";
+  event.state = "backoff";
+  event.previous = "streaming";
+  event.reason = "rtspsrc: Could not read from resource.";
+  event.retry_in_s = 1.234;
+  event.reconnects = 3;
+  event.wall_time_ns = 1'796'223'845'123'456'789;
+  CHECK(state_event_to_json(event) ==
+        "{\"type\":\"state\",\"id\":\"0123456789abcdef-7\",\"stream\":\"door\",\"state\":\"backoff\","
+        "\"previous\":\"streaming\",\"reason\":\"rtspsrc: Could not read from resource.\",\"retry_in_s\":1.23,"
+        "\"reconnects\":3,\"wall_time\":\"2026-12-02T15:04:05.123Z\"}");
+  event.state = "streaming";  // retry_in_s only belongs to backoff
+  CHECK(state_event_to_json(event).find("retry_in_s") == std::string::npos);
+}
+
 TEST_CASE("format_utc_iso8601 gives UTC with milliseconds") {
   CHECK(format_utc_iso8601(0) == "1970-01-01T00:00:00.000Z");
   CHECK(format_utc_iso8601(1'796'223'845'123'456'789) == "2026-12-02T15:04:05.123Z");
@@ -20,6 +38,7 @@ TEST_CASE("format_utc_iso8601 gives UTC with milliseconds") {
 
 TEST_CASE("event_to_json writes the documented schema") {
   DetectionEvent event;
+  event.id = "0123456789abcdef-42";
   event.stream = "door";
   event.model = "people";
   event.frame = 42;
@@ -38,7 +57,8 @@ TEST_CASE("event_to_json writes the documented schema") {
   event.detections.push_back(unknown);
   const std::string json = event_to_json(event, {"person"});
   CHECK(json ==
-        "{\"stream\":\"door\",\"frame\":42,\"pts_ms\":1400.000,\"wall_time\":\"2026-12-02T15:04:05.123Z\","
+        "{\"type\":\"detections\",\"id\":\"0123456789abcdef-42\",\"stream\":\"door\",\"frame\":42,\"pts_ms\":1400.000,"
+        "\"wall_time\":\"2026-12-02T15:04:05.123Z\","
         "\"latency_ms\":12.35,\"model\":\"people\",\"width\":1920,\"height\":1080,\"detections\":["
         "{\"label\":\"person\",\"class_id\":0,\"score\":0.8765,\"box\":[10.50,20.25,110.00,220.00]},"
         "{\"label\":\"class_7\",\"class_id\":7,\"score\":0.8765,\"box\":[10.50,20.25,110.00,220.00]}]}");

@@ -63,7 +63,7 @@ TEST_CASE("pipeline descriptions decode to an NV12/I420 appsink with the request
 
   options.rtsp_over_tcp = false;
   const std::string rtsp = pipeline_description({SourceKind::kRtsp, "rtsp://h/s"}, options);
-  CHECK(rtsp.find("rtspsrc location=\"rtsp://h/s\" protocols=udp") == 0);
+  CHECK(rtsp.find("rtspsrc name=src location=\"rtsp://h/s\" protocols=udp") == 0);
 
   options.test_width = 640;
   options.test_height = 360;
