@@ -72,7 +72,12 @@ void StreamSupervisor::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
-  source_.reset();  // start() built one but the thread never ran (VideoSource's destructor stops it)
+  // start() built one but the thread never ran; VideoSource's destructor stops it, outside the lock.
+  std::unique_ptr<VideoSource> last;
+  {
+    const std::lock_guard lock(mutex_);
+    last = std::move(source_);
+  }
 }
 
 std::string StreamSupervisor::last_error() const {
@@ -82,6 +87,10 @@ std::string StreamSupervisor::last_error() const {
 
 std::string StreamSupervisor::decoder_name() const {
   const std::lock_guard lock(mutex_);
+  if (source_) {
+    std::string current = source_->decoder_name();
+    if (!current.empty()) return current;
+  }
   return decoder_;
 }
 
@@ -103,6 +112,7 @@ Status StreamSupervisor::start_source() {
   Result<std::unique_ptr<VideoSource>> source = VideoSource::create(source_options_, std::move(on_frame));
   if (!source.is_ok()) return source.status();
   EF_RETURN_IF_ERROR((*source)->start());
+  const std::lock_guard lock(mutex_);
   source_ = std::move(source).value();
   return Status::ok();
 }
@@ -118,7 +128,10 @@ void StreamSupervisor::supervise() {
       if (change.to == StreamState::kFailed || change.to == StreamState::kBackoff) error_ = change.reason;
     }
     source_->stop();  // blocks only this stream when the peer stopped answering
-    source_.reset();
+    {
+      const std::lock_guard lock(mutex_);
+      source_.reset();
+    }
     if (stopping_.load()) return;
     if (change.to == StreamState::kStalled) set_state(StreamState::kStalled, change.reason);
     if (change.to == StreamState::kEnded || change.to == StreamState::kFailed) {
@@ -136,7 +149,6 @@ void StreamSupervisor::supervise() {
       // Could not even build or start it: count as a failed attempt and go round again.
       const std::lock_guard lock(mutex_);
       error_ = scrub_secrets(started.message());
-      source_.reset();
     }
     while (source_ == nullptr && !stopping_.load()) {
       const double retry = next_delay_s(attempt++);

@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include <fcntl.h>
 #include <opencv2/imgproc.hpp>
 #include <signal.h>
 #include <sys/wait.h>
@@ -78,27 +79,75 @@ std::vector<nlohmann::json> DaemonRun::events_of(const std::string& stream) cons
   return selected;
 }
 
-DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s) {
+// The whole file ("" when absent). stdio, as istreambuf_iterator trips GCC 12's -Wnull-dereference.
+std::string read_text_file(const std::filesystem::path& file) {
+  std::string text;
+  if (std::FILE* in = std::fopen(file.c_str(), "rb")) {
+    char block[65536];
+    for (size_t n; (n = std::fread(block, 1, sizeof block, in)) > 0;) text.append(block, n);
+    std::fclose(in);
+  }
+  return text;
+}
+
+// Captures what is written to stderr (fd 2) while alive, and passes it through at the end.
+class StderrCapture {
+ public:
+  explicit StderrCapture(const std::filesystem::path& file) : file_(file) {
+    std::fflush(stderr);
+    saved_ = dup(STDERR_FILENO);
+    const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+  }
+  ~StderrCapture() { finish(); }
+  std::string finish() {
+    if (saved_ < 0) return text_;
+    std::fflush(stderr);
+    dup2(saved_, STDERR_FILENO);
+    close(saved_);
+    saved_ = -1;
+    text_ = read_text_file(file_);
+    std::fwrite(text_.data(), 1, text_.size(), stderr);
+    return text_;
+  }
+
+ private:
+  std::filesystem::path file_;
+  int saved_ = -1;
+  std::string text_;
+};
+
+DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s,
+                     const std::function<void(Daemon&)>& during) {
   const std::filesystem::path dir = fresh_folder();
   const std::filesystem::path events = dir / "events.jsonl";
   const std::filesystem::path config_file = dir / "config.yaml";
   std::ofstream(config_file) << replace_all(yaml, "@EVENTS@", events.string());
 
   DaemonRun run;
+  StderrCapture capture(dir / "stderr.log");
   Result<DaemonConfig> config = load_config_file(config_file);
   if (!config.is_ok()) {
     run.status = config.status();
+    run.log = capture.finish();
     return run;
   }
   Result<std::unique_ptr<Daemon>> daemon = Daemon::create(*config);
   if (!daemon.is_ok()) {
     run.status = daemon.status();
+    run.log = capture.finish();
     return run;
   }
   const std::atomic<bool> never{false};
+  std::thread observer;
+  if (during) observer = std::thread([&] { during(**daemon); });
   run.status = (*daemon)->run(never, duration_s);
+  if (observer.joinable()) observer.join();
   run.reports = (*daemon)->reports();
   daemon->reset();  // closes the events file
+  run.log = capture.finish();
+  run.events_text = read_text_file(events);
   std::ifstream in(events);
   for (std::string line; std::getline(in, line);) {
     nlohmann::json event = nlohmann::json::parse(line);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,14 +21,18 @@ struct DaemonRun {
   std::vector<StreamReport> reports;
   std::vector<nlohmann::json> events;        // detection events, in file order
   std::vector<nlohmann::json> state_events;  // stream state changes, in file order
+  std::string events_text;                   // the events file as written
+  std::string log;                           // what the daemon wrote on stderr (also passed through)
 
   const StreamReport& report(const std::string& stream) const;
   std::vector<nlohmann::json> events_of(const std::string& stream) const;
 };
 
 // Writes `yaml` (where "@EVENTS@" stands for the events file) to a fresh folder and runs the
-// daemon on it until every stream ends or `duration_s` passes.
-DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s = std::nullopt);
+// daemon on it until every stream ends or `duration_s` passes. `during` runs on another thread
+// while the daemon runs (e.g. to query its HTTP endpoints), given the daemon.
+DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s = std::nullopt,
+                     const std::function<void(Daemon&)>& during = {});
 
 // BGR images (OpenCV's conversion of the decoded planes) of the given frames of a clip.
 std::map<int64_t, cv::Mat> decode_frames_bgr(const std::filesystem::path& clip, const std::vector<int64_t>& numbers);

@@ -1,0 +1,121 @@
+// The daemon as operated on a camera box: cameras that need credentials (which never show up in
+// logs, events or reports), stalls and reconnects reported as events.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+#include "pipeline/video/stream_credentials.h"
+#include "tests/pipeline/daemon_test_support.h"
+#include "tests/support/assets.h"
+
+namespace edgefuse::test {
+namespace {
+
+std::string model_yaml(const std::filesystem::path& model) {
+  return "models:\n  - name: people\n    path: " + model.string() + "\n    threads: 1\n";
+}
+
+const std::string kEventsYaml = "events:\n  path: \"@EVENTS@\"\n  empty-frames: true\nstats-interval-s: 1\n";
+
+// "rtsp://127.0.0.1:PORT/street" -> "rtsp://<userinfo>@127.0.0.1:PORT/street"
+std::string with_userinfo(const std::string& url, const std::string& userinfo) {
+  return "rtsp://" + userinfo + "@" + url.substr(7);
+}
+
+void check_no_secret(const DaemonRun& run, const std::vector<std::string>& secrets) {
+  for (const std::string& secret : secrets) {
+    CAPTURE(secret);
+    CHECK(run.log.find(secret) == std::string::npos);
+    CHECK(run.events_text.find(secret) == std::string::npos);
+    for (const StreamReport& report : run.reports) {
+      CHECK(report.error.find(secret) == std::string::npos);
+      CHECK(report.name.find(secret) == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("cameras behind credentials stream, and the credentials appear nowhere") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const std::string user = "ops.cam.user";
+  const std::string password = "p@ss:w0rd/%1";
+  RtspServer server(clip, {.user = user, .password = password});
+  REQUIRE(!server.url().empty());
+  const std::vector<std::string> secrets = {password, percent_encode(password), user + ":"};
+
+  struct Case {
+    const char* name;
+    std::string uri, keys;
+  };
+  setenv("EDGEFUSE_TEST_CAMERA_PASSWORD", password.c_str(), 1);
+  const std::vector<Case> cases = {
+      {"percent-encoded in the uri", with_userinfo(server.url(), user + ":" + percent_encode(password)), ""},
+      {"written plainly in the uri", with_userinfo(server.url(), user + ":" + password), ""},
+      {"from the environment", server.url(),
+       "    username: " + user + "\n    password-env: EDGEFUSE_TEST_CAMERA_PASSWORD\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const DaemonRun run = run_daemon(model_yaml(model) + "streams:\n  - name: camera\n    uri: \"" + c.uri +
+                                         "\"\n    model: people\n    inference-interval: 15\n" + c.keys + kEventsYaml,
+                                     4.0);
+    REQUIRE(run.status.is_ok());
+    CHECK(run.report("camera").frames_in > 0);  // authenticated: video arrived
+    CHECK(!run.events.empty());
+    check_no_secret(run, secrets);
+  }
+  unsetenv("EDGEFUSE_TEST_CAMERA_PASSWORD");
+
+  // A wrong password: the camera refuses, the stream fails with the reason, and neither password leaks.
+  const std::string wrong = "Wr0ng/p@ss%word";
+  const DaemonRun refused = run_daemon(model_yaml(model) + "streams:\n  - name: camera\n    uri: \"" +
+                                           with_userinfo(server.url(), user + ":" + percent_encode(wrong)) +
+                                           "\"\n    model: people\n    reconnect: false\n" + kEventsYaml,
+                                       10.0);
+  REQUIRE(refused.status.is_ok());
+  CHECK(refused.report("camera").frames_in == 0);
+  CHECK(refused.report("camera").state == "failed");
+  CHECK(!refused.report("camera").error.empty());
+  std::vector<std::string> all = secrets;
+  all.push_back(wrong);
+  all.push_back(percent_encode(wrong));
+  check_no_secret(refused, all);
+}
+
+TEST_CASE("a stalled camera is reported as a state event, and streaming again after it recovers") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  RtspServer server(clip);
+  REQUIRE(!server.url().empty());
+  const DaemonRun run =
+      run_daemon(model_yaml(model) + "streams:\n  - name: camera\n    uri: " + server.url() +
+                     "\n    model: people\n    inference-interval: 15\n    watchdog-s: 1.5\n" + kEventsYaml,
+                 12.0, [&](Daemon&) {
+                   std::this_thread::sleep_for(std::chrono::seconds(3));
+                   server.pause();
+                   std::this_thread::sleep_for(std::chrono::seconds(4));
+                   server.resume();
+                 });
+  REQUIRE(run.status.is_ok());
+  std::vector<std::string> states;
+  for (const nlohmann::json& event : run.state_events) {
+    CHECK(event.at("stream") == "camera");
+    CHECK(!event.at("id").get<std::string>().empty());
+    states.push_back(event.at("state"));
+  }
+  CAPTURE(run.events_text);
+  const auto stalled = std::find(states.begin(), states.end(), "stalled");
+  REQUIRE(stalled != states.end());
+  CHECK(std::find(stalled, states.end(), "backoff") != states.end());
+  CHECK(std::find(stalled, states.end(), "streaming") != states.end());  // recovered after SIGCONT
+  CHECK(run.report("camera").reconnects >= 1);
+  // Frame numbers keep counting across the reconnect, so events never repeat a frame number.
+  std::set<int64_t> frames;
+  for (const nlohmann::json& event : run.events) CHECK(frames.insert(event.at("frame").get<int64_t>()).second);
+}
+
+}  // namespace
+}  // namespace edgefuse::test
