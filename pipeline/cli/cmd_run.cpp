@@ -16,18 +16,29 @@ namespace edgefuse::cli {
 namespace {
 
 std::atomic<bool> g_stop_requested{false};
+std::atomic<bool> g_reload_requested{false};
 
 // First signal: drain and exit cleanly. Second: the user insists, leave at once.
 extern "C" void on_stop_signal(int) {
   if (g_stop_requested.exchange(true)) _exit(130);
 }
 
-void install_stop_handlers() {
+// SIGHUP: read the config file again; the daemon applies what changed between two frames' worth of work.
+extern "C" void on_reload_signal(int) {
+  g_reload_requested.store(true);
+}
+
+void install_signal_handlers() {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  struct sigaction reload {};
+  reload.sa_handler = on_reload_signal;
+  sigemptyset(&reload.sa_mask);
+  reload.sa_flags = SA_RESTART;
+  sigaction(SIGHUP, &reload, nullptr);
 }
 
 // --replicate N: every stream N times (name-1 .. name-N), to measure how many streams the box sustains.
@@ -56,6 +67,7 @@ std::string reports_json(const std::vector<StreamReport>& reports, double durati
     json.key("failed").value(report.failed).key("events").value(report.events);
     json.key("latency_p50_ms").value(report.latency.p50_ms, 2).key("latency_p99_ms").value(report.latency.p99_ms, 2);
     json.key("decoder").value(report.decoder).key("error").value(report.error);
+    json.key("state").value(report.state).key("reconnects").value(report.reconnects);
     json.end_object();
   }
   json.end_array().end_object();
@@ -96,7 +108,10 @@ const CommandSpec& run_spec() {
       .notes =
           "Events: one JSON object per line (see docs/EVENTS.md) to the config's events.path (default stdout).\n"
           "Logs and per-stream statistics go to stderr. SIGINT/SIGTERM stop the sources, process every queued\n"
-          "frame, write a summary and exit 0; a second signal exits at once. See 'edgefuse config --reference'.",
+          "frame, write a summary and exit 0; a second signal exits at once. SIGHUP reads the config again and\n"
+          "restarts only the streams and models whose keys changed; a config that does not load or apply is\n"
+          "rejected (logged) and the running one stays. Under systemd (Type=notify) it reports READY, STATUS and\n"
+          "WATCHDOG pings. See 'edgefuse config --reference' and docs/OPERATIONS.md.",
   };
   return spec;
 }
@@ -110,10 +125,11 @@ Status run_run(const ParsedArgs& args) {
               << " stream(s))\n";
     return Status::ok();
   }
-  install_stop_handlers();
+  install_signal_handlers();
   const double duration = args.get_float("duration");
   const auto start = std::chrono::steady_clock::now();
-  const Status status = daemon->run(g_stop_requested, duration > 0 ? std::optional<double>(duration) : std::nullopt);
+  const Status status =
+      daemon->run(g_stop_requested, duration > 0 ? std::optional<double>(duration) : std::nullopt, &g_reload_requested);
   if (args.has("report")) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::ofstream out(args.get("report"));

@@ -55,101 +55,154 @@ Result<VideoSourceOptions> source_options(const StreamConfig& config) {
   return options;
 }
 
+template <typename Item>
+const Item* find_named(const std::vector<Item>& items, const std::string& name) {
+  const auto found = std::find_if(items.begin(), items.end(), [&](const Item& item) { return item.name == name; });
+  return found == items.end() ? nullptr : &*found;
+}
+
 }  // namespace
 
 struct Daemon::Stream {
   StreamConfig config;
-  size_t model = 0;               // index into models_
-  int slot = 0;                   // index among its model's streams
+  Model* model = nullptr;
+  int slot = -1;                  // in its model's scheduler
   std::vector<int> class_filter;  // empty: every class
   StreamStats stats;
   std::unique_ptr<StreamSupervisor> supervisor;
-  bool end_reported = false;
+  bool start_failed = false;
   int64_t last_frames_in = 0, last_processed = 0;  // at the previous statistics line
 };
 
 struct Daemon::Model {
+  ModelConfig config;
   std::unique_ptr<ModelRunner> runner;
-  std::vector<size_t> streams;  // indices into streams_, in slot order
   std::unique_ptr<FrameScheduler> scheduler;
   std::thread worker;
-  int max_batch = 1;
+  std::mutex slots_mutex;
+  std::vector<Stream*> slots;  // scheduler slot -> stream; a slot is cleared only once its frames are finished
 };
 
 Daemon::~Daemon() {
   shut_down();
 }
 
+Result<std::unique_ptr<Daemon::Model>> Daemon::load_model(const ModelConfig& config) const {
+  auto model = std::make_unique<Model>();
+  model->config = config;
+  EF_ASSIGN_OR_RETURN(model->runner, ModelRunner::create(config));
+  model->scheduler = std::make_unique<FrameScheduler>(std::vector<FrameScheduler::StreamSlot>{}, config.max_batch,
+                                                      std::chrono::milliseconds(config.batch_timeout_ms));
+  const Detector& detector = model->runner->detector();
+  daemon_log("model '", config.name, "': ", config.path.string(), ", ", family_name(detector.family()), " ",
+             detector.input_width(), "x", detector.input_height(), ", ", model->runner->nodes_before_fusion(),
+             " nodes -> ", model->runner->nodes_after_fusion(), " after fusion, max batch ",
+             model->runner->max_batch());
+  return model;
+}
+
+Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig& config, Model& model) {
+  auto stream = std::make_unique<Stream>();
+  stream->config = config;
+  stream->model = &model;
+  Result<std::vector<int>> classes = model.runner->class_ids(config.classes);
+  if (!classes.is_ok()) return classes.status().with_context(make_message("stream '", config.name, "'"));
+  stream->class_filter = std::move(*classes);
+  EF_ASSIGN_OR_RETURN(VideoSourceOptions options, source_options(config));
+  // Built once now so that a pipeline GStreamer cannot build is the config's error, not a stream failure.
+  EF_ASSIGN_OR_RETURN(std::unique_ptr<VideoSource> probe, VideoSource::create(options, [](DecodedFrame) {}));
+  probe.reset();
+  const SupervisorOptions supervision = supervisor_options(config, options.address.kind);
+  Stream* self = stream.get();
+  auto on_frame = [self](DecodedFrame frame) {
+    // Numbered per stream, across reconnects (each new source counts from 0 again).
+    const int64_t count = self->stats.frames_in.fetch_add(1);
+    frame.number = count;
+    if (count % self->config.inference_interval != 0) {
+      self->stats.skipped.fetch_add(1);
+      return;
+    }
+    self->model->scheduler->submit(self->slot, std::move(frame));
+  };
+  auto on_state = [this, self](const StateChange& change) { on_state_change(*self, change); };
+  stream->supervisor =
+      std::make_unique<StreamSupervisor>(std::move(options), supervision, std::move(on_frame), std::move(on_state));
+  return stream;
+}
+
 Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
   std::unique_ptr<Daemon> daemon(new Daemon());
   daemon->config_ = config;
+  daemon->empty_frame_events_ = config.events.empty_frames;
   daemon->run_id_ = make_run_id();
   for (const ModelConfig& model_config : config.models) {
-    auto model = std::make_unique<Model>();
-    EF_ASSIGN_OR_RETURN(model->runner, ModelRunner::create(model_config));
-    model->max_batch = model_config.max_batch;
-    daemon_log("model '", model_config.name, "': ", model_config.path.string(), ", ",
-               family_name(model->runner->detector().family()), " ", model->runner->detector().input_width(), "x",
-               model->runner->detector().input_height(), ", ", model->runner->nodes_before_fusion(), " nodes -> ",
-               model->runner->nodes_after_fusion(), " after fusion, max batch ", model->runner->max_batch());
+    EF_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, daemon->load_model(model_config));
     daemon->models_.push_back(std::move(model));
   }
   for (const StreamConfig& stream_config : config.streams) {
-    auto stream = std::make_unique<Stream>();
-    stream->config = stream_config;
-    const auto model = std::find_if(config.models.begin(), config.models.end(),
-                                    [&](const ModelConfig& m) { return m.name == stream_config.model; });
-    if (model == config.models.end()) {
+    const auto model = std::find_if(daemon->models_.begin(), daemon->models_.end(),
+                                    [&](const auto& m) { return m->config.name == stream_config.model; });
+    if (model == daemon->models_.end()) {
       return invalid_argument("stream '", stream_config.name, "': no model named '", stream_config.model, "'");
     }
-    stream->model = static_cast<size_t>(model - config.models.begin());
-    Model& owner = *daemon->models_[stream->model];
-    Result<std::vector<int>> classes = owner.runner->class_ids(stream_config.classes);
-    if (!classes.is_ok()) return classes.status().with_context(make_message("stream '", stream_config.name, "'"));
-    stream->class_filter = std::move(*classes);
-    stream->slot = static_cast<int>(owner.streams.size());
-    owner.streams.push_back(daemon->streams_.size());
-    daemon->streams_.push_back(std::move(stream));
-  }
-  for (size_t m = 0; m < daemon->models_.size(); ++m) {
-    Model& model = *daemon->models_[m];
-    std::vector<FrameScheduler::StreamSlot> slots;
-    for (size_t index : model.streams) {
-      Stream& stream = *daemon->streams_[index];
-      slots.push_back({stream.config.queue_size, &stream.stats});
-    }
-    if (slots.empty()) continue;  // a model no stream uses stays loaded but idle
-    model.scheduler = std::make_unique<FrameScheduler>(std::move(slots), model.max_batch,
-                                                       std::chrono::milliseconds(config.models[m].batch_timeout_ms));
-  }
-  Daemon* self = daemon.get();
-  for (size_t index = 0; index < daemon->streams_.size(); ++index) {
-    Stream& stream = *daemon->streams_[index];
-    EF_ASSIGN_OR_RETURN(VideoSourceOptions options, source_options(stream.config));
-    const SupervisorOptions supervision = supervisor_options(stream.config, options.address.kind);
-    auto on_frame = [self, index](DecodedFrame frame) {
-      Stream& target = *self->streams_[index];
-      // Numbered per stream, across reconnects (each new source counts from 0 again).
-      const int64_t count = target.stats.frames_in.fetch_add(1);
-      frame.number = count;
-      if (count % target.config.inference_interval != 0) {
-        target.stats.skipped.fetch_add(1);
-        return;
-      }
-      self->models_[target.model]->scheduler->submit(target.slot, std::move(frame));
-    };
-    auto on_state = [self, index](const StateChange& change) { self->on_state_change(index, change); };
-    stream.supervisor =
-        std::make_unique<StreamSupervisor>(std::move(options), supervision, std::move(on_frame), std::move(on_state));
+    EF_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, daemon->build_stream(stream_config, **model));
+    daemon->attach_stream(std::move(stream));
   }
   EF_ASSIGN_OR_RETURN(daemon->sink_, JsonLinesSink::open(config.events.path));
   return daemon;
 }
 
-Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration_s) {
-  for (auto& model : models_) {
-    if (model->scheduler) model->worker = std::thread([this, m = model.get()] { model_worker(*m); });
+void Daemon::start_model(Model& model) {
+  model.worker = std::thread([this, m = &model] { model_worker(*m); });
+}
+
+void Daemon::attach_stream(std::unique_ptr<Stream> stream) {
+  Stream& added = *stream;
+  Model& model = *added.model;
+  added.slot = model.scheduler->add_stream({added.config.queue_size, &added.stats});
+  {
+    const std::lock_guard lock(model.slots_mutex);
+    if (model.slots.size() <= static_cast<size_t>(added.slot)) model.slots.resize(static_cast<size_t>(added.slot) + 1);
+    model.slots[static_cast<size_t>(added.slot)] = &added;
   }
+  {
+    const std::unique_lock lock(topology_mutex_);
+    streams_.push_back(std::move(stream));
+  }
+  if (!running_) return;
+  if (const Status started = added.supervisor->start(); started.is_ok()) {
+    daemon_log("stream '", added.config.name, "': started (", redact_uri(added.config.uri), ")");
+  } else {
+    added.start_failed = true;
+    daemon_log("stream '", added.config.name, "': ", started.message());
+  }
+}
+
+void Daemon::detach_stream(const std::string& name) {
+  const auto found =
+      std::find_if(streams_.begin(), streams_.end(), [&](const auto& s) { return s->config.name == name; });
+  if (found == streams_.end()) return;
+  Stream& stream = **found;
+  stream.supervisor->stop();
+  // Its queued frames are processed and their events written before it goes.
+  stream.model->scheduler->remove_stream(stream.slot);
+  {
+    const std::lock_guard lock(stream.model->slots_mutex);
+    stream.model->slots[static_cast<size_t>(stream.slot)] = nullptr;
+  }
+  log_final_summary(stream);
+  const std::unique_lock lock(topology_mutex_);
+  streams_.erase(found);
+}
+
+void Daemon::stop_model(Model& model) {
+  model.scheduler->close();
+  if (model.worker.joinable()) model.worker.join();
+}
+
+Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration_s, std::atomic<bool>* reload) {
+  running_ = true;
+  for (auto& model : models_) start_model(*model);
   int started = 0;
   for (auto& stream : streams_) {
     const Status status = stream->supervisor->start();
@@ -157,7 +210,7 @@ Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration
       ++started;
       daemon_log("stream '", stream->config.name, "': started (", redact_uri(stream->config.uri), ")");
     } else {
-      stream->end_reported = true;
+      stream->start_failed = true;
       daemon_log("stream '", stream->config.name, "': ", status.message());
     }
   }
@@ -165,25 +218,142 @@ Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration
     shut_down();
     return io_error("no stream could start");
   }
+  notifier_.ready(make_message(models_.size(), " model(s), ", streams_.size(), " stream(s)"));
 
   const auto begin = SteadyClock::now();
   auto next_stats = begin + std::chrono::duration<double>(config_.stats_interval_s);
   while (!stop.load() && !sink_failed_.load()) {
     if (duration_s && SteadyClock::now() - begin >= std::chrono::duration<double>(*duration_s)) break;
-    bool any_running = false;
-    for (auto& stream : streams_) {
-      if (!stream->end_reported && !stream->supervisor->done()) any_running = true;
-    }
+    if (reload != nullptr && reload->exchange(false)) reload_from_file();
+    serve_reload_requests();
+    const bool any_running = std::any_of(streams_.begin(), streams_.end(), [](const auto& stream) {
+      return !stream->start_failed && !stream->supervisor->done();
+    });
     if (!any_running) break;
     if (config_.stats_interval_s > 0 && SteadyClock::now() >= next_stats) {
       log_stats(false);
       next_stats += std::chrono::duration<double>(config_.stats_interval_s);
     }
+    notifier_.keep_alive();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  notifier_.stopping();
   shut_down();
   log_stats(true);
   if (sink_failed_.load()) return io_error("events could not be written to '", sink_->path(), "'");
+  return Status::ok();
+}
+
+std::future<Status> Daemon::request_reload(DaemonConfig next) {
+  const std::lock_guard lock(reload_mutex_);
+  reload_requests_.emplace_back(std::move(next), std::promise<Status>());
+  return reload_requests_.back().second.get_future();
+}
+
+void Daemon::serve_reload_requests() {
+  std::vector<std::pair<DaemonConfig, std::promise<Status>>> requests;
+  {
+    const std::lock_guard lock(reload_mutex_);
+    requests.swap(reload_requests_);
+  }
+  for (auto& [next, promise] : requests) {
+    Status applied = apply_config(next);
+    if (!applied.is_ok()) daemon_log("reload rejected, the running configuration stays: ", applied.message());
+    promise.set_value(std::move(applied));
+  }
+}
+
+void Daemon::reload_from_file() {
+  notifier_.reloading();
+  daemon_log("reload: reading ", config_.source.string());
+  Result<DaemonConfig> next = load_config_file(config_.source);
+  const Status applied = next.is_ok() ? apply_config(*next) : next.status();
+  if (!applied.is_ok()) daemon_log("reload rejected, the running configuration stays: ", applied.message());
+  notifier_.ready(make_message(models_.size(), " model(s), ", streams_.size(), " stream(s)"));
+}
+
+Status Daemon::apply_config(const DaemonConfig& next) {
+  // Plan: which models load anew, which streams restart. Nothing changes until all of it is ready.
+  std::vector<std::unique_ptr<Model>> loaded;  // new or changed models, not yet in models_
+  for (const ModelConfig& model_config : next.models) {
+    const auto old = std::find_if(models_.begin(), models_.end(),
+                                  [&](const auto& m) { return m->config.name == model_config.name; });
+    if (old != models_.end() && (*old)->config == model_config) continue;
+    Result<std::unique_ptr<Model>> model = load_model(model_config);
+    if (!model.is_ok()) return model.status().with_context("reload");
+    loaded.push_back(std::move(model).value());
+  }
+  auto model_named = [&](const std::string& name) -> Model* {
+    for (auto& model : loaded) {
+      if (model->config.name == name) return model.get();
+    }
+    for (auto& model : models_) {
+      if (model->config.name == name) return model.get();
+    }
+    return nullptr;
+  };
+  std::vector<std::unique_ptr<Stream>> built;
+  for (const StreamConfig& stream_config : next.streams) {
+    Model* model = model_named(stream_config.model);
+    EF_ASSERT(model != nullptr, "config parsing checks stream models");
+    const auto old = std::find_if(streams_.begin(), streams_.end(),
+                                  [&](const auto& s) { return s->config.name == stream_config.name; });
+    const bool unchanged = old != streams_.end() && (*old)->config == stream_config && (*old)->model == model;
+    if (unchanged) continue;
+    Result<std::unique_ptr<Stream>> stream = build_stream(stream_config, *model);
+    if (!stream.is_ok()) return stream.status().with_context("reload");
+    built.push_back(std::move(stream).value());
+  }
+
+  // Commit: streams that go or restart, then models that go or are replaced, then the new ones.
+  std::vector<std::string> removed, restarted, added;
+  std::vector<std::string> stream_names;
+  for (const auto& stream : streams_) stream_names.push_back(stream->config.name);
+  for (const std::string& name : stream_names) {
+    const bool kept = find_named(next.streams, name) != nullptr;
+    const bool rebuilt = std::any_of(built.begin(), built.end(), [&](const auto& s) { return s->config.name == name; });
+    if (kept && !rebuilt) continue;
+    (kept ? restarted : removed).push_back(name);
+    detach_stream(name);
+  }
+  for (auto it = models_.begin(); it != models_.end();) {
+    const bool kept = find_named(next.models, (*it)->config.name) != nullptr;
+    const bool replaced =
+        std::any_of(loaded.begin(), loaded.end(), [&](const auto& m) { return m->config.name == (*it)->config.name; });
+    if (kept && !replaced) {
+      ++it;
+      continue;
+    }
+    daemon_log("reload: model '", (*it)->config.name, "' ", replaced ? "reloaded" : "removed");
+    stop_model(**it);
+    const std::unique_lock lock(topology_mutex_);
+    it = models_.erase(it);
+  }
+  for (auto& model : loaded) {
+    start_model(*model);
+    const std::unique_lock lock(topology_mutex_);
+    models_.push_back(std::move(model));
+  }
+  for (auto& stream : built) {
+    if (std::find(restarted.begin(), restarted.end(), stream->config.name) == restarted.end()) {
+      added.push_back(stream->config.name);
+    }
+    attach_stream(std::move(stream));
+  }
+
+  // Outputs and intervals are opened once; changing them needs a restart.
+  DaemonConfig applied = next;
+  if (!(next.events == config_.events)) daemon_log("reload: events changes take effect after a restart");
+  applied.events = config_.events;
+  applied.source = next.source.empty() ? config_.source : next.source;
+  config_ = std::move(applied);
+  auto join = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+    return text.empty() ? std::string("none") : text;
+  };
+  daemon_log("reload applied: streams restarted: ", join(restarted), "; added: ", join(added),
+             "; removed: ", join(removed), "; models reloaded or added: ", loaded.size());
   return Status::ok();
 }
 
@@ -193,12 +363,7 @@ void Daemon::shut_down() {
   for (auto& stream : streams_) {
     if (stream->supervisor) stream->supervisor->stop();
   }
-  for (auto& model : models_) {
-    if (model->scheduler) model->scheduler->close();
-  }
-  for (auto& model : models_) {
-    if (model->worker.joinable()) model->worker.join();
-  }
+  for (auto& model : models_) stop_model(*model);
 }
 
 void Daemon::model_worker(Model& model) {
@@ -213,11 +378,18 @@ void Daemon::model_worker(Model& model) {
       std::vector<Result<std::vector<Detection>>> results = model.runner->detect(frames);
       for (size_t i = 0; i < count; ++i) publish(model, batch[first + i], std::move(results[i]));
     }
+    model.scheduler->finished(batch);
   }
 }
 
 void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vector<Detection>> detected) {
-  Stream& stream = *streams_[model.streams[static_cast<size_t>(pending.stream)]];
+  Stream* owner = nullptr;
+  {
+    const std::lock_guard lock(model.slots_mutex);
+    owner = model.slots[static_cast<size_t>(pending.stream)];
+  }
+  EF_ASSERT(owner != nullptr, "a frame outlived its stream");
+  Stream& stream = *owner;
   const DecodedFrame& frame = pending.frame;
   stream.stats.processed.fetch_add(1);
   if (!detected.is_ok()) {
@@ -238,7 +410,7 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
                    [](const Detection& a, const Detection& b) { return a.score > b.score; });
   const double latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - frame.captured_at).count();
   stream.stats.add_latency_ms(latency_ms);
-  if (detections.empty() && !config_.events.empty_frames) return;
+  if (detections.empty() && !empty_frame_events_) return;
 
   DetectionEvent event;
   event.stream = stream.config.name;
@@ -265,8 +437,7 @@ bool Daemon::emit(const std::string& /*stream*/, const std::string& json) {
   return false;
 }
 
-void Daemon::on_state_change(size_t index, const StateChange& change) {
-  Stream& stream = *streams_[index];
+void Daemon::on_state_change(Stream& stream, const StateChange& change) {
   const int64_t frames = stream.stats.frames_in.load();
   switch (change.to) {
     case StreamState::kEnded:
@@ -278,7 +449,7 @@ void Daemon::on_state_change(size_t index, const StateChange& change) {
       break;
     case StreamState::kBackoff:
       daemon_log("stream '", stream.config.name, "': ", change.reason, "; reconnecting in ",
-                 make_message(static_cast<int>(change.delay_s * 10) / 10.0), " s");
+                 static_cast<int>(change.delay_s * 10) / 10.0, " s");
       break;
     default:
       daemon_log("stream '", stream.config.name, "': ", stream_state_name(change.to), " (", change.reason, ")");
@@ -295,28 +466,38 @@ void Daemon::on_state_change(size_t index, const StateChange& change) {
   emit(stream.config.name, state_event_to_json(event));
 }
 
+void Daemon::log_final_summary(Stream& stream) {
+  StreamStats& stats = stream.stats;
+  const LatencySummary latency = stats.total();
+  daemon_log("stream '", stream.config.name, "' summary: frames in ", stats.frames_in.load(), ", processed ",
+             stats.processed.load(), ", dropped ", stats.dropped.load(), ", skipped ", stats.skipped.load(),
+             ", failed ", stats.failed.load(), ", events ", stats.events.load(), ", latency p50 ", latency.p50_ms,
+             " ms p99 ", latency.p99_ms, " ms (decoder ", stream.supervisor->decoder_name(), ")");
+}
+
 void Daemon::log_stats(bool final_summary) {
-  const double interval = final_summary ? 0 : config_.stats_interval_s;
+  const double interval = config_.stats_interval_s;
   for (auto& stream : streams_) {
+    if (final_summary) {
+      log_final_summary(*stream);
+      continue;
+    }
     StreamStats& stats = stream->stats;
     const int64_t frames_in = stats.frames_in.load(), processed = stats.processed.load();
-    const LatencySummary latency = final_summary ? stats.total() : stats.take_window();
-    std::string rates;
-    if (!final_summary && interval > 0) {
-      rates = make_message(static_cast<double>(frames_in - stream->last_frames_in) / interval, " fps in, ",
-                           static_cast<double>(processed - stream->last_processed) / interval, " processed/s, ");
-    }
-    stream->last_frames_in = frames_in;
-    stream->last_processed = processed;
-    daemon_log("stream '", stream->config.name, "'", final_summary ? " summary: " : ": ", rates, "frames in ",
+    const LatencySummary latency = stats.take_window();
+    daemon_log("stream '", stream->config.name, "': ", stream_state_name(stream->supervisor->state()), ", ",
+               static_cast<double>(frames_in - stream->last_frames_in) / interval, " fps in, ",
+               static_cast<double>(processed - stream->last_processed) / interval, " processed/s, frames in ",
                frames_in, ", processed ", processed, ", dropped ", stats.dropped.load(), ", skipped ",
                stats.skipped.load(), ", failed ", stats.failed.load(), ", events ", stats.events.load(),
-               ", latency p50 ", latency.p50_ms, " ms p99 ", latency.p99_ms, " ms",
-               stream->supervisor ? " (decoder " + stream->supervisor->decoder_name() + ")" : "");
+               ", latency p50 ", latency.p50_ms, " ms p99 ", latency.p99_ms, " ms");
+    stream->last_frames_in = frames_in;
+    stream->last_processed = processed;
   }
 }
 
 std::vector<StreamReport> Daemon::reports() const {
+  const std::shared_lock lock(topology_mutex_);
   std::vector<StreamReport> reports;
   for (const auto& stream : streams_) {
     StreamReport report;
@@ -328,10 +509,10 @@ std::vector<StreamReport> Daemon::reports() const {
     report.failed = stream->stats.failed.load();
     report.events = stream->stats.events.load();
     report.latency = stream->stats.total();
-    report.decoder = stream->supervisor ? stream->supervisor->decoder_name() : "";
-    report.error = stream->supervisor ? stream->supervisor->last_error() : "";
-    report.reconnects = stream->supervisor ? stream->supervisor->reconnects() : 0;
-    report.state = stream->supervisor ? stream_state_name(stream->supervisor->state()) : "";
+    report.decoder = stream->supervisor->decoder_name();
+    report.error = stream->supervisor->last_error();
+    report.reconnects = stream->supervisor->reconnects();
+    report.state = stream_state_name(stream->supervisor->state());
     reports.push_back(std::move(report));
   }
   return reports;

@@ -1,17 +1,25 @@
 // The edgefuse daemon: streams decoded by GStreamer, frames scheduled onto their models, one
 // event per processed frame written as JSON lines, per-stream statistics logged.
 //
-// Threads: one GStreamer pipeline per stream (its streaming thread only enqueues), one worker per
-// model (which runs the model's thread pool), the caller's thread for supervision and logs.
+// Threads: one GStreamer pipeline per stream (its streaming thread only enqueues) watched by its
+// supervisor thread, one worker per model (which runs the model's thread pool), and the thread
+// that called run() for statistics, reloads and systemd notifications.
 // Each stream is supervised (stream_supervisor.h): a failure or stall rebuilds only that stream's
-// source, with backoff; every state change is logged and emitted as an event. The others keep running. Stopping drains:
-// sources stop first, then every queued frame is processed, so frames_in == skipped + dropped + processed holds exactly
-// at exit.
+// source, with backoff; every state change is logged and emitted as an event. The others keep
+// running. Stopping drains: sources stop first, then every queued frame is processed, so
+// frames_in == skipped + dropped + processed holds exactly at exit.
+// Reloading (SIGHUP, request_reload) restarts only what changed: a stream whose keys changed, a
+// model whose keys changed (with its streams); a new config that cannot be applied (a model that
+// does not load, a pipeline that cannot be built) is rejected whole and the running one stays.
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +28,7 @@
 #include "pipeline/daemon/event_sink.h"
 #include "pipeline/daemon/frame_scheduler.h"
 #include "pipeline/daemon/model_runner.h"
+#include "pipeline/daemon/service_notifier.h"
 #include "pipeline/daemon/stream_stats.h"
 #include "pipeline/daemon/stream_supervisor.h"
 
@@ -45,8 +54,13 @@ class Daemon {
   Daemon& operator=(const Daemon&) = delete;
 
   // Runs until `stop` becomes true, `duration_s` passes, or every stream has ended; then drains.
+  // When `reload` becomes true it is reset and the config file is read again and applied.
   // Errors only when no stream could start or events cannot be written.
-  Status run(const std::atomic<bool>& stop, std::optional<double> duration_s = std::nullopt);
+  Status run(const std::atomic<bool>& stop, std::optional<double> duration_s = std::nullopt,
+             std::atomic<bool>* reload = nullptr);
+
+  // Applies `next` on the run() thread at its next turn; the future says whether it was applied.
+  std::future<Status> request_reload(DaemonConfig next);
 
   std::vector<StreamReport> reports() const;
 
@@ -54,24 +68,43 @@ class Daemon {
   struct Stream;
   struct Model;
   Daemon() = default;
+  Result<std::unique_ptr<Model>> load_model(const ModelConfig& config) const;
+  Result<std::unique_ptr<Stream>> build_stream(const StreamConfig& config, Model& model);
+  void start_model(Model& model);
+  void attach_stream(std::unique_ptr<Stream> stream);  // registers and starts it
+  void detach_stream(const std::string& name);         // stops, drains and removes it
+  void stop_model(Model& model);
+  Status apply_config(const DaemonConfig& next);
+  void reload_from_file();
+  void serve_reload_requests();
+
   void model_worker(Model& model);
   // Counts a processed frame and writes its event.
   void publish(Model& model, const PendingFrame& pending, Result<std::vector<Detection>> detected);
-  void on_state_change(size_t stream_index, const StateChange& change);
+  void on_state_change(Stream& stream, const StateChange& change);
   // Writes one event line to every output; false (and the daemon stops) when the events file failed.
   bool emit(const std::string& stream, const std::string& json);
   std::string next_event_id();
   void log_stats(bool final_summary);
+  void log_final_summary(Stream& stream);
   void shut_down();
 
   DaemonConfig config_;
+  bool empty_frame_events_ = false;  // events.empty-frames (read by the workers; fixed for the daemon's life)
   std::string run_id_;
   std::atomic<int64_t> event_sequence_{0};
   std::unique_ptr<JsonLinesSink> sink_;
+  // Streams and models change only on the run() thread, under the exclusive lock; other threads
+  // (reports, metrics) read under the shared lock. Workers find their streams through Model::slots.
+  mutable std::shared_mutex topology_mutex_;
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Model>> models_;
   std::atomic<bool> sink_failed_{false};
+  bool running_ = false;
   bool shut_down_ = false;
+  ServiceNotifier notifier_;
+  std::mutex reload_mutex_;
+  std::vector<std::pair<DaemonConfig, std::promise<Status>>> reload_requests_;
 };
 
 }  // namespace edgefuse

@@ -5,15 +5,53 @@
 namespace edgefuse {
 
 FrameScheduler::FrameScheduler(std::vector<StreamSlot> streams, int max_batch, std::chrono::milliseconds batch_timeout)
-    : streams_(std::move(streams)), queues_(streams_.size()), max_batch_(max_batch), batch_timeout_(batch_timeout) {
+    : streams_(std::move(streams)),
+      queues_(streams_.size()),
+      in_flight_(streams_.size(), 0),
+      max_batch_(max_batch),
+      batch_timeout_(batch_timeout) {
   EF_ASSERT(max_batch_ >= 1);
   for (const StreamSlot& slot : streams_) EF_ASSERT(slot.queue_size >= 1 && slot.stats != nullptr);
 }
 
-void FrameScheduler::submit(int stream, DecodedFrame frame) {
-  EF_ASSERT(stream >= 0 && static_cast<size_t>(stream) < queues_.size());
+int FrameScheduler::add_stream(StreamSlot slot) {
+  EF_ASSERT(slot.queue_size >= 1 && slot.stats != nullptr);
+  const std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    if (streams_[i].stats == nullptr) {
+      streams_[i] = slot;
+      return static_cast<int>(i);
+    }
+  }
+  streams_.push_back(slot);
+  queues_.emplace_back();
+  in_flight_.push_back(0);
+  return static_cast<int>(streams_.size() - 1);
+}
+
+void FrameScheduler::remove_stream(int stream) {
+  std::unique_lock lock(mutex_);
+  const auto index = static_cast<size_t>(stream);
+  EF_ASSERT(index < streams_.size() && streams_[index].stats != nullptr);
+  ready_.notify_all();
+  drained_.wait(lock, [&] { return queues_[index].empty() && in_flight_[index] == 0; });
+  streams_[index] = StreamSlot{};
+  streams_[index].stats = nullptr;
+}
+
+void FrameScheduler::finished(const std::vector<PendingFrame>& batch) {
   {
     const std::lock_guard lock(mutex_);
+    for (const PendingFrame& pending : batch) --in_flight_[static_cast<size_t>(pending.stream)];
+  }
+  drained_.notify_all();
+}
+
+void FrameScheduler::submit(int stream, DecodedFrame frame) {
+  {
+    const std::lock_guard lock(mutex_);
+    EF_ASSERT(stream >= 0 && static_cast<size_t>(stream) < queues_.size() &&
+              streams_[static_cast<size_t>(stream)].stats != nullptr);
     std::deque<DecodedFrame>& queue = queues_[static_cast<size_t>(stream)];
     const StreamSlot& slot = streams_[static_cast<size_t>(stream)];
     if (closed_) {
@@ -42,6 +80,7 @@ size_t FrameScheduler::queued() const {
 
 void FrameScheduler::take_round_robin(std::vector<PendingFrame>& batch) {
   const size_t count = queues_.size();
+  if (count == 0) return;
   bool took = true;
   while (batch.size() < static_cast<size_t>(max_batch_) && took) {
     took = false;
@@ -51,6 +90,7 @@ void FrameScheduler::take_round_robin(std::vector<PendingFrame>& batch) {
       if (queue.empty()) continue;
       batch.push_back({static_cast<int>(stream), std::move(queue.front())});
       queue.pop_front();
+      ++in_flight_[stream];
       took = true;
     }
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -115,6 +116,76 @@ TEST_CASE("a stalled camera is reported as a state event, and streaming again af
   // Frame numbers keep counting across the reconnect, so events never repeat a frame number.
   std::set<int64_t> frames;
   for (const nlohmann::json& event : run.events) CHECK(frames.insert(event.at("frame").get<int64_t>()).second);
+}
+
+}  // namespace
+}  // namespace edgefuse::test
+
+namespace edgefuse::test {
+namespace {
+
+std::string pattern_stream(const std::string& name, int interval) {
+  return "  - name: " + name + "\n    uri: test://ball\n    model: people\n    width: 320\n    height: 240\n" +
+         "    inference-interval: " + std::to_string(interval) + "\n";
+}
+
+int64_t frames_in(Daemon& daemon, const std::string& name) {
+  for (const StreamReport& report : daemon.reports()) {
+    if (report.name == name) return report.frames_in;
+  }
+  return -1;
+}
+
+TEST_CASE("a reload restarts only what changed, and a bad config is rejected while the old one runs") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  const std::string events = "events:\n  path: \"@EVENTS@\"\nstats-interval-s: 0\n";
+  const std::string before = model_yaml(model) + "streams:\n" + pattern_stream("kept", 30) +
+                             pattern_stream("changed", 30) + pattern_stream("removed", 30) + events;
+  const std::string after = model_yaml(model) + "streams:\n" + pattern_stream("kept", 30) +
+                            pattern_stream("changed", 31) + pattern_stream("added", 30) + events;
+  const std::filesystem::path garbage = std::filesystem::temp_directory_path() / "edgefuse_reload_garbage.onnx";
+  std::ofstream(garbage) << "not an onnx model";
+  Status good_reload, bad_reload;
+  int64_t kept_before = 0, kept_after = 0, kept_later = 0, changed_before = 0, changed_after = 0;
+  std::vector<std::string> names_after;
+  const DaemonRun run = run_daemon(before, 9.0, [&](Daemon& daemon) {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    kept_before = frames_in(daemon, "kept");
+    changed_before = frames_in(daemon, "changed");
+    Result<DaemonConfig> next = parse_config(after, std::filesystem::temp_directory_path(), "after.yaml");
+    REQUIRE(next.is_ok());
+    good_reload = daemon.request_reload(*next).get();
+    kept_after = frames_in(daemon, "kept");
+    changed_after = frames_in(daemon, "changed");
+    for (const StreamReport& report : daemon.reports()) names_after.push_back(report.name);
+
+    std::string broken = after;
+    broken.replace(broken.find(model.string()), model.string().size(), garbage.string());
+    Result<DaemonConfig> bad = parse_config(broken, std::filesystem::temp_directory_path(), "broken.yaml");
+    REQUIRE(bad.is_ok());  // it parses; the model fails to load
+    bad_reload = daemon.request_reload(*bad).get();
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    kept_later = frames_in(daemon, "kept");
+  });
+  std::filesystem::remove(garbage);
+  REQUIRE(run.status.is_ok());
+  CHECK(good_reload.is_ok());
+  CHECK(kept_before > 0);
+  CHECK(kept_after >= kept_before);       // the same stream object kept counting
+  CHECK(changed_after < changed_before);  // rebuilt: its counts started again
+  CHECK(std::find(names_after.begin(), names_after.end(), "added") != names_after.end());
+  CHECK(std::find(names_after.begin(), names_after.end(), "removed") == names_after.end());
+  CHECK(!bad_reload.is_ok());
+  CHECK(bad_reload.message().find("edgefuse_reload_garbage.onnx") != std::string::npos);
+  CHECK(kept_later > kept_after);  // still running on the old configuration
+  CHECK(run.log.find("reload applied: streams restarted: changed; added: added; removed: removed") !=
+        std::string::npos);
+  // "kept" connected once: no second streaming state event for it.
+  int kept_streaming = 0;
+  for (const nlohmann::json& event : run.state_events) {
+    kept_streaming += event.at("stream") == "kept" && event.at("state") == "streaming";
+  }
+  CHECK(kept_streaming == 1);
 }
 
 }  // namespace
