@@ -60,7 +60,32 @@ field() { grep -oE "\"$1\":[0-9]+" <<<"$report" | cut -d: -f2; }
 frames_in=$(field frames_in) processed=$(field processed) dropped=$(field dropped) skipped=$(field skipped)
 [[ "$frames_in" -gt 0 && "$processed" -gt 0 ]] || fail "nothing processed: $report"
 [[ $((processed + dropped + skipped)) -eq "$frames_in" ]] || fail "accounting broken: $report"
-[[ "$(wc -l <"$WORK_DIR/events.jsonl")" -eq "$processed" ]] || fail "events != processed frames: $report"
+detections=$(grep -c '"type":"detections"' "$WORK_DIR/events.jsonl" || true)
+[[ "$detections" -eq "$processed" ]] || fail "detection events ($detections) != processed frames: $report"
+grep -q '"type":"state","id":"[0-9a-f]*-[0-9]*","stream":"pattern","state":"streaming"' "$WORK_DIR/events.jsonl" ||
+  fail "no streaming state event: $(head -3 "$WORK_DIR/events.jsonl")"
+
+# SIGHUP: a changed stream restarts; a config that no longer parses is rejected and the old one runs on.
+"$EDGEFUSE" run --config "$WORK_DIR/live.yaml" 2>"$WORK_DIR/reload.log" &
+daemon=$!
+wait_for_log() {  # wait_for_log PATTERN: up to 60 s
+  for _ in $(seq 1 600); do
+    grep -q -- "$1" "$WORK_DIR/reload.log" && return 0
+    kill -0 "$daemon" 2>/dev/null || break
+    sleep 0.1
+  done
+  fail "no '$1' in the log: $(tail -5 "$WORK_DIR/reload.log")"
+}
+wait_for_log "stream 'pattern': streaming"
+sed -i 's/width: 640/width: 320/' "$WORK_DIR/live.yaml"
+kill -HUP "$daemon"
+wait_for_log "reload applied: streams restarted: pattern"
+echo "streams: [" >>"$WORK_DIR/live.yaml"
+kill -HUP "$daemon"
+wait_for_log "reload rejected, the running configuration stays"
+kill -0 "$daemon" || fail "the daemon died on a bad reload"
+kill -TERM "$daemon"
+wait "$daemon" || fail "daemon exited $? after SIGTERM: $(tail -5 "$WORK_DIR/reload.log")"
 
 # Bad configs: exit non-zero, say which key, where, and what was expected.
 printf 'models:\n  - name: m\n    path: %s\nstreams:\n  - name: s\n    uri: test://\n    model: m\n    inference-interval: two\n' \

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "runtime/executor.h"
 #include "tests/support/numerics.h"
@@ -39,6 +40,32 @@ ValueId GraphMaker::node(OpKind op, std::vector<ValueId> inputs, Attributes attr
 int count_nodes(const Graph& graph, OpKind op) {
   return static_cast<int>(
       std::count_if(graph.nodes().begin(), graph.nodes().end(), [&](const Node& n) { return n.op == op; }));
+}
+
+ValueId space_to_depth(GraphMaker& m, ValueId x, const StridePhase (&order)[4], StemSlices layout) {
+  const auto ints = [&](std::vector<int64_t> values) {
+    const int64_t count = static_cast<int64_t>(values.size());
+    return m.constant(Tensor::from_vector<int64_t>({count}, values));
+  };
+  constexpr int64_t kToEnd = INT64_MAX;
+  const auto rows = [&](int64_t dy) {
+    return m.node(OpKind::kSlice, {x, ints({dy}), ints({kToEnd}), ints({2}), ints({2})});
+  };
+  const ValueId shared_rows[2] = {layout == StemSlices::kSharedRows ? rows(0) : kNoValue,
+                                  layout == StemSlices::kSharedRows ? rows(1) : kNoValue};
+  std::vector<ValueId> parts;
+  for (const StridePhase& phase : order) {
+    if (layout == StemSlices::kOnePerPhase) {
+      parts.push_back(
+          m.node(OpKind::kSlice, {x, ints({phase.dy, phase.dx}), ints({kToEnd, kToEnd}), ints({2, 3}), ints({2, 2})}));
+      continue;
+    }
+    const ValueId row_slice = layout == StemSlices::kSharedRows ? shared_rows[phase.dy] : rows(phase.dy);
+    parts.push_back(m.node(OpKind::kSlice, {row_slice, ints({phase.dx}), ints({kToEnd}), ints({3}), ints({2})}));
+  }
+  Attributes axis;
+  axis.set("axis", int64_t{1});
+  return m.node(OpKind::kConcat, parts, axis);
 }
 
 std::vector<Tensor> random_inputs_for(const Graph& graph, std::mt19937& rng) {

@@ -28,6 +28,21 @@ class GraphMaker {
 
 int count_nodes(const Graph& graph, OpKind op);
 
+// Phase (dy, dx) of a space-to-depth: x[..., dy::2, dx::2].
+struct StridePhase {
+  int64_t dy = 0, dx = 0;
+};
+// The YOLOX Focus order: top-left, bottom-left, top-right, bottom-right.
+inline constexpr StridePhase kFocusOrder[4] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
+
+// How the stem's Slices are laid out: two per phase (H, then W, as PyTorch exports x[..., a::2, b::2]),
+// one per phase on axes [2, 3], or one H Slice per row phase shared by that row's two W Slices.
+enum class StemSlices { kTwoPerPhase, kOnePerPhase, kSharedRows };
+
+// The Focus stem's input: Concat on channels of one strided Slice chain per phase of `x`, in `order`.
+ValueId space_to_depth(GraphMaker& m, ValueId x, const StridePhase (&order)[4],
+                       StemSlices layout = StemSlices::kTwoPerPhase);
+
 // Random f32 inputs for every graph input (shapes must be static).
 std::vector<Tensor> random_inputs_for(const Graph& graph, std::mt19937& rng);
 

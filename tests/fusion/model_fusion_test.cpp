@@ -5,6 +5,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "fusion/pass_manager.h"
 #include "models/onnx/onnx_importer.h"
@@ -39,7 +40,7 @@ void check_outputs_match(const Fused& model) {
   CHECK(max_relative_l2(run_graph(model.fused, inputs, false), expected) <= 1e-5);
 }
 
-TEST_CASE("YOLOX-nano: SiLU, BatchNorm and shortcut Adds fused into the convs, outputs unchanged") {
+TEST_CASE("YOLOX-nano: Focus stem, SiLU, shortcut Adds fused into the convs, SPP chained, outputs unchanged") {
   ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
   const Fused model = import_and_fuse(path);
   MESSAGE("Sigmoid ", count_nodes(model.original, OpKind::kSigmoid), " -> ", count_nodes(model.fused, OpKind::kSigmoid),
@@ -53,7 +54,21 @@ TEST_CASE("YOLOX-nano: SiLU, BatchNorm and shortcut Adds fused into the convs, o
   // of its (already activated) Conv, added after the activation.
   CHECK(count_nodes(model.original, OpKind::kAdd) == 7);
   CHECK(model.original.nodes().size() == 369);
-  CHECK(model.fused.nodes().size() == 148);
+  // The Focus stem (8 Slices: rows then columns per phase, and a Concat) folds into the first
+  // Conv, which then reads the image with a 6x6 stride-2 kernel; the SPP pools 9 and 13 chain onto
+  // the 5 as two more 5x5 pools.
+  CHECK(count_nodes(model.original, OpKind::kSlice) == 8);
+  CHECK(count_nodes(model.fused, OpKind::kSlice) == 0);
+  CHECK(model.changes.at("fold_space_to_depth_into_conv") == 1);
+  CHECK(model.changes.at("cascade_spp_maxpools") == 2);
+  int five_by_five = 0;
+  for (const Node& node : model.fused.nodes()) {
+    if (node.op == OpKind::kMaxPool && node.attrs.get_ints("kernel_shape") == std::vector<int64_t>{5, 5})
+      ++five_by_five;
+  }
+  CHECK(five_by_five == 3);
+  CHECK(count_nodes(model.fused, OpKind::kConcat) == 17);
+  CHECK(model.fused.nodes().size() == 139);
   CHECK(model.changes.at("fuse_conv_activation") == 110);
   CHECK(model.changes.at("fuse_conv_add") == 0);
   CHECK(model.changes.at("fuse_conv_activation_add") == 7);
@@ -85,6 +100,8 @@ TEST_CASE("BlazeFace front and back: fused outputs unchanged") {
     CHECK(model.changes.at("fuse_conv_add") == expected.residuals);
     CHECK(model.changes.at("fuse_conv_activation") == expected.activations);
     CHECK(model.changes.at("fuse_conv_activation_add") == 0);
+    CHECK(model.changes.at("fold_space_to_depth_into_conv") == 0);
+    CHECK(model.changes.at("cascade_spp_maxpools") == 0);
     check_outputs_match(model);
   }
 }

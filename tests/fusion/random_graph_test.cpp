@@ -1,11 +1,13 @@
 // Property test: random small graphs (chains of Conv, BatchNormalization, activations, SiLU,
-// Add (also after an activated Conv, YOLOX's shortcut), Concat, MaxPool, Identity and constant
-// subexpressions, with random shapes and constant
+// Add (also after an activated Conv, YOLOX's shortcut), Concat, MaxPool, Identity, constant
+// subexpressions, Focus stems (space-to-depth + Conv) and SPP blocks, with random shapes and constant
 // weights; intermediate values sometimes graph outputs) give the same outputs after
 // optimize_graph as before, with both kernel sets. Seeded, so a failure names its case.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -77,7 +79,7 @@ Graph random_graph(std::mt19937& rng) {
   const int64_t steps = pick(rng, 2, 7);
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t c = cur.shape[1];
-    switch (pick(rng, 0, 10)) {
+    switch (pick(rng, 0, 12)) {
       case 0:
       case 1:
       case 2:
@@ -132,6 +134,28 @@ Graph random_graph(std::mt19937& rng) {
         cur = add_conv(m, cur, rng);
         cur.value = add_activation(m, cur.value, rng);
         break;
+      case 11: {  // Focus stem: space-to-depth (phases in a random order) and a Conv
+        if (cur.shape[2] % 2 != 0 || cur.shape[3] % 2 != 0) break;
+        StridePhase order[4] = {kFocusOrder[0], kFocusOrder[1], kFocusOrder[2], kFocusOrder[3]};
+        std::shuffle(std::begin(order), std::end(order), rng);
+        const ValueId stacked = space_to_depth(m, cur.value, order, static_cast<StemSlices>(pick(rng, 0, 2)));
+        cur = add_conv(m, {stacked, {1, 4 * c, cur.shape[2] / 2, cur.shape[3] / 2}}, rng);
+        break;
+      }
+      case 12: {  // SPP: Concat of the input and same-padded stride-1 pools of growing odd kernels
+        Attributes axis;
+        axis.set("axis", int64_t{1});
+        std::vector<ValueId> parts = {cur.value};
+        for (int64_t k = 1 + 2 * pick(rng, 1, 2); k <= 9; k += 2 * pick(rng, 1, 3)) {
+          Attributes pool;
+          pool.set("kernel_shape", std::vector<int64_t>{k, k});
+          pool.set("pads", std::vector<int64_t>(4, k / 2));
+          parts.push_back(m.node(OpKind::kMaxPool, {cur.value}, pool));
+        }
+        cur.value = m.node(OpKind::kConcat, parts, axis);
+        cur.shape[1] *= static_cast<int64_t>(parts.size());
+        break;
+      }
       default: {  // Add(act(Conv(cur)), skip) with skip an earlier value of the same shape, if any
         cur = add_conv(m, cur, rng);
         cur.value = add_activation(m, cur.value, rng);
@@ -156,6 +180,8 @@ TEST_CASE("random graphs: fused equals unfused") {
   int changes = 0;
   int fewer_nodes = 0;
   int residuals_after_activation = 0;
+  int stems_folded = 0;
+  int pools_chained = 0;
   for (int seed = 0; seed < kCases; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(static_cast<unsigned>(seed));
@@ -167,6 +193,8 @@ TEST_CASE("random graphs: fused equals unfused") {
     for (const PassReport& report : *reports) {
       changes += report.changes;
       if (report.pass == "fuse_conv_activation_add") residuals_after_activation += report.changes;
+      if (report.pass == "fold_space_to_depth_into_conv") stems_folded += report.changes;
+      if (report.pass == "cascade_spp_maxpools") pools_chained += report.changes;
     }
     fewer_nodes += fused.nodes().size() < original.nodes().size() ? 1 : 0;
     const std::vector<Tensor> inputs = random_inputs_for(original, rng);
@@ -176,10 +204,13 @@ TEST_CASE("random graphs: fused equals unfused") {
       CHECK(max_relative_l2(run_graph(fused, inputs, reference), expected) <= 1e-5);
     }
   }
-  MESSAGE("random graphs: ", changes, " rewrites (", residuals_after_activation, " residuals after an activation), ",
-          fewer_nodes, " of ", kCases, " graphs shrank");
+  MESSAGE("random graphs: ", changes, " rewrites (", residuals_after_activation, " residuals after an activation, ",
+          stems_folded, " Focus stems, ", pools_chained, " pools chained), ", fewer_nodes, " of ", kCases,
+          " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
   CHECK(residuals_after_activation > 0);
+  CHECK(stems_folded > 0);
+  CHECK(pools_chained > 0);
 }
 
 }  // namespace

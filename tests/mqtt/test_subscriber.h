@@ -1,0 +1,59 @@
+// The receiving side of the MQTT tests: a second libmosquitto client with a persistent session
+// (fixed id, clean_session=false) and a QoS 1 subscription to `edgefuse/#`, run by libmosquitto's
+// own thread, which reconnects after broker loss. Payloads start with "id=<number>;"; it records
+// every id received and counts duplicates.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+struct mosquitto;
+struct mosquitto_message;
+
+namespace edgefuse::test {
+
+class TestSubscriber {
+ public:
+  TestSubscriber(int port, std::string client_id);
+  ~TestSubscriber();
+  TestSubscriber(const TestSubscriber&) = delete;
+  TestSubscriber& operator=(const TestSubscriber&) = delete;
+
+  // Connects and waits until the subscription is acknowledged (10 s); false with a reason otherwise.
+  bool start(std::string& error);
+  // Disconnects cleanly; the broker keeps the session and queues QoS 1 messages for it.
+  void stop();
+
+  // Waits until every id in `expected` has been received; false on timeout.
+  bool wait_for(const std::set<int64_t>& expected, std::chrono::seconds timeout);
+  bool wait_connected(std::chrono::seconds timeout);
+
+  std::set<int64_t> ids() const;
+  int64_t duplicates() const;
+  std::set<std::string> topics() const;
+  // Ids in `expected` not received (for the failure message).
+  std::vector<int64_t> missing(const std::set<int64_t>& expected) const;
+
+ private:
+  static void on_connect(mosquitto* client, void* self, int result);
+  static void on_disconnect(mosquitto* client, void* self, int result);
+  static void on_subscribe(mosquitto* client, void* self, int message_id, int count, const int* granted);
+  static void on_message(mosquitto* client, void* self, const mosquitto_message* message);
+
+  int port_;
+  std::string client_id_;
+  mosquitto* client_ = nullptr;
+  mutable std::mutex mutex_;
+  bool connected_ = false;
+  bool subscribed_ = false;
+  std::map<int64_t, int> counts_;
+  int64_t duplicates_ = 0;
+  std::set<std::string> topics_;
+};
+
+}  // namespace edgefuse::test
