@@ -6,6 +6,7 @@
 #include <random>
 
 #include "pipeline/daemon/daemon_log.h"
+#include "pipeline/daemon/daemon_parts.h"
 #include "pipeline/daemon/detection_event.h"
 
 namespace edgefuse {
@@ -62,26 +63,6 @@ const Item* find_named(const std::vector<Item>& items, const std::string& name) 
 }
 
 }  // namespace
-
-struct Daemon::Stream {
-  StreamConfig config;
-  Model* model = nullptr;
-  int slot = -1;                  // in its model's scheduler
-  std::vector<int> class_filter;  // empty: every class
-  StreamStats stats;
-  std::unique_ptr<StreamSupervisor> supervisor;
-  bool start_failed = false;
-  int64_t last_frames_in = 0, last_processed = 0;  // at the previous statistics line
-};
-
-struct Daemon::Model {
-  ModelConfig config;
-  std::unique_ptr<ModelRunner> runner;
-  std::unique_ptr<FrameScheduler> scheduler;
-  std::thread worker;
-  std::mutex slots_mutex;
-  std::vector<Stream*> slots;  // scheduler slot -> stream; a slot is cleared only once its frames are finished
-};
 
 Daemon::~Daemon() {
   shut_down();
@@ -201,7 +182,12 @@ void Daemon::stop_model(Model& model) {
 }
 
 Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration_s, std::atomic<bool>* reload) {
+  if (Status http = start_status_server(); !http.is_ok()) {
+    shut_down();
+    return http;
+  }
   running_ = true;
+  mark_loop_alive();
   for (auto& model : models_) start_model(*model);
   int started = 0;
   for (auto& stream : streams_) {
@@ -222,7 +208,9 @@ Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration
 
   const auto begin = SteadyClock::now();
   auto next_stats = begin + std::chrono::duration<double>(config_.stats_interval_s);
+  auto next_rates = begin;
   while (!stop.load() && !sink_failed_.load()) {
+    mark_loop_alive();
     if (duration_s && SteadyClock::now() - begin >= std::chrono::duration<double>(*duration_s)) break;
     if (reload != nullptr && reload->exchange(false)) reload_from_file();
     serve_reload_requests();
@@ -233,6 +221,10 @@ Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration
     if (config_.stats_interval_s > 0 && SteadyClock::now() >= next_stats) {
       log_stats(false);
       next_stats += std::chrono::duration<double>(config_.stats_interval_s);
+    }
+    if (SteadyClock::now() >= next_rates) {
+      update_frame_rates();
+      next_rates += std::chrono::seconds(1);
     }
     notifier_.keep_alive();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -364,6 +356,19 @@ void Daemon::shut_down() {
     if (stream->supervisor) stream->supervisor->stop();
   }
   for (auto& model : models_) stop_model(*model);
+  status_server_.reset();  // served metrics until the last frame was drained
+}
+
+void Daemon::update_frame_rates() {
+  constexpr double kWindowSeconds = 5;
+  const double now = std::chrono::duration<double>(SteadyClock::now().time_since_epoch()).count();
+  for (auto& stream : streams_) {
+    auto& samples = stream->rate_samples;
+    samples.emplace_back(now, stream->stats.frames_in.load());
+    while (samples.size() > 2 && now - samples.front().first > kWindowSeconds) samples.pop_front();
+    const double span = samples.back().first - samples.front().first;
+    stream->stats.fps = span > 0 ? static_cast<double>(samples.back().second - samples.front().second) / span : 0;
+  }
 }
 
 void Daemon::model_worker(Model& model) {
@@ -375,7 +380,10 @@ void Daemon::model_worker(Model& model) {
       const size_t count = std::min(batch.size() - first, static_cast<size_t>(model.runner->max_batch()));
       std::vector<const DecodedFrame*> frames;
       for (size_t i = first; i < first + count; ++i) frames.push_back(&batch[i].frame);
+      const auto started = SteadyClock::now();
       std::vector<Result<std::vector<Detection>>> results = model.runner->detect(frames);
+      model.inference_ms.observe(std::chrono::duration<double, std::milli>(SteadyClock::now() - started).count());
+      model.batch_size.observe(static_cast<double>(count));
       for (size_t i = 0; i < count; ++i) publish(model, batch[first + i], std::move(results[i]));
     }
     model.scheduler->finished(batch);

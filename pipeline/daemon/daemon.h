@@ -34,6 +34,9 @@
 
 namespace edgefuse {
 
+class PrometheusWriter;
+class StatusServer;
+
 struct StreamReport {
   std::string name;
   int64_t frames_in = 0, skipped = 0, dropped = 0, processed = 0, failed = 0, events = 0;
@@ -64,6 +67,13 @@ class Daemon {
 
   std::vector<StreamReport> reports() const;
 
+  // What the HTTP endpoints serve (also callable directly): the Prometheus page, and the verdicts
+  // of /healthz (the supervision loop turns) and /readyz (models loaded, every stream streaming),
+  // each with a one-line reason.
+  std::string render_metrics() const;
+  std::pair<bool, std::string> health() const;
+  std::pair<bool, std::string> readiness() const;
+
  private:
   struct Stream;
   struct Model;
@@ -88,6 +98,10 @@ class Daemon {
   void log_stats(bool final_summary);
   void log_final_summary(Stream& stream);
   void shut_down();
+  void mark_loop_alive();
+  void update_frame_rates();
+  void render_output_metrics(PrometheusWriter& out) const;
+  Status start_status_server();
 
   DaemonConfig config_;
   bool empty_frame_events_ = false;  // events.empty-frames (read by the workers; fixed for the daemon's life)
@@ -100,7 +114,11 @@ class Daemon {
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Model>> models_;
   std::atomic<bool> sink_failed_{false};
-  bool running_ = false;
+  std::atomic<bool> running_{false};
+  std::atomic<double> loop_heartbeat_s_{0};  // steady-clock seconds of the supervision loop's last turn
+  // The HTTP endpoint, when configured and built with cpp-httplib (a deleter, so this header needs
+  // neither the server's type nor the library).
+  std::unique_ptr<StatusServer, void (*)(StatusServer*)> status_server_{nullptr, nullptr};
   bool shut_down_ = false;
   ServiceNotifier notifier_;
   std::mutex reload_mutex_;

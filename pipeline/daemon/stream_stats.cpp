@@ -21,6 +21,7 @@ LatencySummary summarize_latencies_ms(std::vector<double>& samples) {
 }
 
 void StreamStats::add_latency_ms(double ms) {
+  latency_ms.observe(ms);
   const std::lock_guard lock(mutex_);
   window_.push_back(ms);
   if (total_.size() < kMaxTotalSamples) total_.push_back(ms);

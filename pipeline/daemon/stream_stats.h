@@ -8,6 +8,8 @@
 #include <mutex>
 #include <vector>
 
+#include "pipeline/metrics/histogram.h"
+
 namespace edgefuse {
 
 struct LatencySummary {
@@ -20,12 +22,14 @@ LatencySummary summarize_latencies_ms(std::vector<double>& samples);
 
 class StreamStats {
  public:
-  std::atomic<int64_t> frames_in{0};  // decoded frames that reached the daemon
-  std::atomic<int64_t> skipped{0};    // not due under inference-interval
-  std::atomic<int64_t> dropped{0};    // pushed out of a full queue (the oldest frame goes)
-  std::atomic<int64_t> processed{0};  // ran through the model
-  std::atomic<int64_t> failed{0};     // processed, but preprocessing or inference reported an error
-  std::atomic<int64_t> events{0};     // events written
+  std::atomic<int64_t> frames_in{0};           // decoded frames that reached the daemon
+  std::atomic<int64_t> skipped{0};             // not due under inference-interval
+  std::atomic<int64_t> dropped{0};             // pushed out of a full queue (the oldest frame goes)
+  std::atomic<int64_t> processed{0};           // ran through the model
+  std::atomic<int64_t> failed{0};              // processed, but preprocessing or inference reported an error
+  std::atomic<int64_t> events{0};              // events written
+  std::atomic<double> fps{0};                  // frames in per second over the last few seconds (updated by the daemon)
+  Histogram latency_ms{latency_buckets_ms()};  // glass to event, for /metrics
 
   void add_latency_ms(double ms);
   // Latencies since the last call (for the periodic log line), and over the whole run.

@@ -1,0 +1,39 @@
+// The daemon's per-model and per-stream state, shared by daemon.cpp (running them) and
+// daemon_metrics.cpp (reporting on them). Private to pipeline/daemon.
+#pragma once
+
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "pipeline/daemon/daemon.h"
+#include "pipeline/metrics/histogram.h"
+
+namespace edgefuse {
+
+struct Daemon::Stream {
+  StreamConfig config;
+  Model* model = nullptr;
+  int slot = -1;                  // in its model's scheduler
+  std::vector<int> class_filter;  // empty: every class
+  StreamStats stats;
+  std::unique_ptr<StreamSupervisor> supervisor;
+  bool start_failed = false;
+  int64_t last_frames_in = 0, last_processed = 0;       // at the previous statistics line
+  std::deque<std::pair<double, int64_t>> rate_samples;  // (seconds, frames_in) over the last few seconds, for fps
+};
+
+struct Daemon::Model {
+  ModelConfig config;
+  std::unique_ptr<ModelRunner> runner;
+  std::unique_ptr<FrameScheduler> scheduler;
+  std::thread worker;
+  std::mutex slots_mutex;
+  std::vector<Stream*> slots;  // scheduler slot -> stream; a slot is cleared only once its frames are finished
+  Histogram inference_ms{inference_buckets_ms()};  // one detect() call (a batch)
+  Histogram batch_size{{1, 2, 4, 8, 16, 32, 64}};
+};
+
+}  // namespace edgefuse
