@@ -90,6 +90,12 @@ std::string Daemon::render_metrics() const {
     out.sample("edgefuse_stream_reconnects_total", {{"stream", stream->config.name}},
                static_cast<double>(stream->supervisor->reconnects()));
   }
+  out.family("edgefuse_stream_stalls_total", MetricType::kCounter,
+             "Times the watchdog found no decoded frame for watchdog-s and rebuilt the source.");
+  for (const auto& stream : streams_) {
+    out.sample("edgefuse_stream_stalls_total", {{"stream", stream->config.name}},
+               static_cast<double>(stream->supervisor->stalls()));
+  }
   out.family("edgefuse_stream_state", MetricType::kGauge, "1 for the stream's current supervision state, else 0.");
   for (const auto& stream : streams_) {
     const StreamState current = stream->supervisor->state();

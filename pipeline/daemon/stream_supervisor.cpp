@@ -133,7 +133,10 @@ void StreamSupervisor::supervise() {
       source_.reset();
     }
     if (stopping_.load()) return;
-    if (change.to == StreamState::kStalled) set_state(StreamState::kStalled, change.reason);
+    if (change.to == StreamState::kStalled) {
+      stalls_.fetch_add(1);
+      set_state(StreamState::kStalled, change.reason);
+    }
     if (change.to == StreamState::kEnded || change.to == StreamState::kFailed) {
       set_state(change.to, change.reason);
       return;

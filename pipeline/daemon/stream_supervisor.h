@@ -62,6 +62,7 @@ class StreamSupervisor {
   StreamState state() const { return state_.load(); }
   bool done() const { return state() == StreamState::kEnded || state() == StreamState::kFailed; }
   int64_t reconnects() const { return reconnects_.load(); }  // sources rebuilt after the first
+  int64_t stalls() const { return stalls_.load(); }          // watchdog expiries
   std::string last_error() const;
   std::string decoder_name() const;
   // Seconds since the last decoded frame (since the current source started when none yet).
@@ -84,6 +85,7 @@ class StreamSupervisor {
   std::thread thread_;
   std::atomic<StreamState> state_{StreamState::kConnecting};
   std::atomic<int64_t> reconnects_{0};
+  std::atomic<int64_t> stalls_{0};
   std::atomic<int64_t> last_frame_ns_{0};  // steady clock
   std::atomic<bool> stopping_{false};
   mutable std::mutex mutex_;  // guards error_, decoder_, and the wake-up below

@@ -10,9 +10,12 @@
 #include <set>
 #include <thread>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <opencv2/imgproc.hpp>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -176,6 +179,49 @@ std::map<int64_t, cv::Mat> decode_frames_bgr(const std::filesystem::path& clip, 
   while (!(*source)->done()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   (*source)->stop();
   return frames;
+}
+
+int free_loopback_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  socklen_t size = sizeof address;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+HttpReply http_get(int port, const std::string& path) {
+  HttpReply reply;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  timeval timeout{.tv_sec = 5, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    close(fd);
+    return reply;
+  }
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return reply;
+  }
+  std::string response;
+  char block[8192];
+  for (ssize_t n; (n = recv(fd, block, sizeof block, 0)) > 0;) response.append(block, static_cast<size_t>(n));
+  close(fd);
+  if (response.rfind("HTTP/1.1 ", 0) != 0 || response.size() < 12) return reply;
+  reply.status = std::stoi(response.substr(9, 3));
+  const size_t body = response.find("\r\n\r\n");
+  if (body != std::string::npos) reply.body = response.substr(body + 4);
+  return reply;
 }
 
 RtspServer::RtspServer(const std::filesystem::path& clip, RtspServerOptions options)

@@ -37,6 +37,17 @@ DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s =
 // BGR images (OpenCV's conversion of the decoded planes) of the given frames of a clip.
 std::map<int64_t, cv::Mat> decode_frames_bgr(const std::filesystem::path& clip, const std::vector<int64_t>& numbers);
 
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_loopback_port();
+
+struct HttpReply {
+  int status = 0;  // 0: no answer
+  std::string body;
+};
+// GET http://127.0.0.1:PORT/PATH with a 5 s timeout (a plain socket: the test checks the server,
+// not a client library).
+HttpReply http_get(int port, const std::string& path);
+
 struct RtspServerOptions {
   int port = 0;                // 0: a free port, kept across restart()
   std::string user, password;  // when set, clients must authenticate (RTSP basic)

@@ -60,10 +60,20 @@ TEST_CASE("cameras behind credentials stream, and the credentials appear nowhere
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
+    const int port = free_loopback_port();
+    std::string http_text;
     const DaemonRun run = run_daemon(model_yaml(model) + "streams:\n  - name: camera\n    uri: \"" + c.uri +
-                                         "\"\n    model: people\n    inference-interval: 15\n" + c.keys + kEventsYaml,
-                                     4.0);
+                                         "\"\n    model: people\n    inference-interval: 15\n" + c.keys + kEventsYaml +
+                                         "http:\n  port: " + std::to_string(port) + "\n",
+                                     4.0, [&](Daemon&) {
+                                       std::this_thread::sleep_for(std::chrono::seconds(2));
+                                       for (const char* path : {"/metrics", "/readyz", "/healthz", "/nope"}) {
+                                         http_text += http_get(port, path).body;
+                                       }
+                                     });
     REQUIRE(run.status.is_ok());
+    CHECK(http_text.find("edgefuse_stream_frames_total{stream=\"camera\"}") != std::string::npos);
+    for (const std::string& secret : secrets) CHECK(http_text.find(secret) == std::string::npos);
     CHECK(run.report("camera").frames_in > 0);  // authenticated: video arrived
     CHECK(!run.events.empty());
     check_no_secret(run, secrets);
@@ -86,28 +96,58 @@ TEST_CASE("cameras behind credentials stream, and the credentials appear nowhere
   check_no_secret(refused, all);
 }
 
-TEST_CASE("a stalled camera is reported as a state event, and streaming again after it recovers") {
+// The value of one sample line of a /metrics page, or -1 when absent.
+double metric(const std::string& page, const std::string& series) {
+  const size_t at = page.find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::stod(page.substr(at + series.size() + 2));
+}
+
+TEST_CASE("a stalled camera is reported in events and metrics, and is streaming again after it recovers") {
   ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
   ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
   RtspServer server(clip);
   REQUIRE(!server.url().empty());
+  const int port = free_loopback_port();
+  HttpReply ready_before, ready_paused, ready_after, health_paused;
+  double stalls_paused = -1, streaming_paused = -1, streaming_after = -1;
   const DaemonRun run =
       run_daemon(model_yaml(model) + "streams:\n  - name: camera\n    uri: " + server.url() +
-                     "\n    model: people\n    inference-interval: 15\n    watchdog-s: 1.5\n" + kEventsYaml,
-                 12.0, [&](Daemon&) {
+                     "\n    model: people\n    inference-interval: 15\n    watchdog-s: 1.5\n" + kEventsYaml +
+                     "http:\n  port: " + std::to_string(port) + "\n",
+                 14.0, [&](Daemon&) {
                    std::this_thread::sleep_for(std::chrono::seconds(3));
+                   ready_before = http_get(port, "/readyz");
                    server.pause();
                    std::this_thread::sleep_for(std::chrono::seconds(4));
+                   ready_paused = http_get(port, "/readyz");
+                   health_paused = http_get(port, "/healthz");
+                   const std::string page = http_get(port, "/metrics").body;
+                   stalls_paused = metric(page, "edgefuse_stream_stalls_total{stream=\"camera\"}");
+                   streaming_paused = metric(page, "edgefuse_stream_state{stream=\"camera\",state=\"streaming\"}");
                    server.resume();
+                   for (int i = 0; i < 80 && streaming_after != 1; ++i) {
+                     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                     streaming_after = metric(http_get(port, "/metrics").body,
+                                              "edgefuse_stream_state{stream=\"camera\",state=\"streaming\"}");
+                   }
+                   ready_after = http_get(port, "/readyz");
                  });
   REQUIRE(run.status.is_ok());
+  CHECK(ready_before.status == 200);
+  CHECK(ready_paused.status == 503);
+  CHECK(ready_paused.body.find("camera is") != std::string::npos);
+  CHECK(health_paused.status == 200);  // the daemon itself is fine: liveness does not flap with a camera
+  CHECK(stalls_paused >= 1);
+  CHECK(streaming_paused == 0);
+  CHECK(streaming_after == 1);
+  CHECK(ready_after.status == 200);
+
   std::vector<std::string> states;
   for (const nlohmann::json& event : run.state_events) {
     CHECK(event.at("stream") == "camera");
     CHECK(!event.at("id").get<std::string>().empty());
     states.push_back(event.at("state"));
   }
-  CAPTURE(run.events_text);
   const auto stalled = std::find(states.begin(), states.end(), "stalled");
   REQUIRE(stalled != states.end());
   CHECK(std::find(stalled, states.end(), "backoff") != states.end());
