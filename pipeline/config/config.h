@@ -78,7 +78,7 @@ struct MqttConfig {
   std::string host = "127.0.0.1";
   int port = 1883;
   std::string client_id = "edgefuse";     // fixed, so the broker keeps this client's session across restarts
-  std::string topic_prefix = "edgefuse";  // events go to <prefix>/<stream>/events, states to <prefix>/<stream>/state
+  std::string topic_prefix = "edgefuse";  // events (detections and states) go to <prefix>/<stream>/events
   std::string username;
   std::string password;  // after parsing, from password, password-file or password-env
   std::filesystem::path password_file;

@@ -246,8 +246,8 @@ const std::array kMqttFields = {
                           &MqttConfig::client_id},
     FieldSpec<MqttConfig>{{.key = "topic-prefix",
                            .type = kString,
-                           .description = "Events go to <prefix>/<stream>/events, stream states to "
-                                          "<prefix>/<stream>/state."},
+                           .description = "Events go to <prefix>/<stream>/events (detections and stream "
+                                          "state changes, told apart by their type)."},
                           &MqttConfig::topic_prefix},
     FieldSpec<MqttConfig>{{.key = "username", .type = kString, .description = "Broker user name."},
                           &MqttConfig::username},

@@ -130,6 +130,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
     daemon->attach_stream(std::move(stream));
   }
   EF_ASSIGN_OR_RETURN(daemon->sink_, JsonLinesSink::open(config.events.path));
+  EF_RETURN_IF_ERROR(daemon->open_mqtt());
   return daemon;
 }
 
@@ -356,6 +357,7 @@ void Daemon::shut_down() {
     if (stream->supervisor) stream->supervisor->stop();
   }
   for (auto& model : models_) stop_model(*model);
+  close_mqtt();
   status_server_.reset();  // served metrics until the last frame was drained
 }
 
@@ -438,7 +440,8 @@ std::string Daemon::next_event_id() {
   return make_message(run_id_, '-', event_sequence_.fetch_add(1));
 }
 
-bool Daemon::emit(const std::string& /*stream*/, const std::string& json) {
+bool Daemon::emit(const std::string& stream, const std::string& json) {
+  publish_mqtt(stream, json);  // first: on disk in the spool before it is in the events file
   const Status written = sink_->write(json);
   if (written.is_ok()) return true;
   if (!sink_failed_.exchange(true)) daemon_log("stopping: ", written.message());

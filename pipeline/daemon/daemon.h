@@ -34,6 +34,7 @@
 
 namespace edgefuse {
 
+class MqttPublisher;
 class PrometheusWriter;
 class StatusServer;
 
@@ -102,6 +103,9 @@ class Daemon {
   void update_frame_rates();
   void render_output_metrics(PrometheusWriter& out) const;
   Status start_status_server();
+  Status open_mqtt();
+  void publish_mqtt(const std::string& stream, const std::string& json);
+  void close_mqtt();
 
   DaemonConfig config_;
   bool empty_frame_events_ = false;  // events.empty-frames (read by the workers; fixed for the daemon's life)
@@ -119,6 +123,8 @@ class Daemon {
   // The HTTP endpoint, when configured and built with cpp-httplib (a deleter, so this header needs
   // neither the server's type nor the library).
   std::unique_ptr<StatusServer, void (*)(StatusServer*)> status_server_{nullptr, nullptr};
+  std::unique_ptr<MqttPublisher, void (*)(MqttPublisher*)> mqtt_{nullptr, nullptr};  // likewise, libmosquitto
+  std::atomic<int64_t> mqtt_failures_{0};
   bool shut_down_ = false;
   ServiceNotifier notifier_;
   std::mutex reload_mutex_;

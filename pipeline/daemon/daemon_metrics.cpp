@@ -146,6 +146,4 @@ std::string Daemon::render_metrics() const {
   return scrub_secrets(out.take());
 }
 
-void Daemon::render_output_metrics(PrometheusWriter& /*out*/) const {}
-
 }  // namespace edgefuse
