@@ -108,6 +108,7 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
   auto on_state = [this, self](const StateChange& change) { on_state_change(*self, change); };
   stream->supervisor =
       std::make_unique<StreamSupervisor>(std::move(options), supervision, std::move(on_frame), std::move(on_state));
+  EF_RETURN_IF_ERROR(open_overlay(*stream));
   return stream;
 }
 
@@ -172,6 +173,7 @@ void Daemon::detach_stream(const std::string& name) {
     const std::lock_guard lock(stream.model->slots_mutex);
     stream.model->slots[static_cast<size_t>(stream.slot)] = nullptr;
   }
+  close_overlay(stream);
   log_final_summary(stream);
   const std::unique_lock lock(topology_mutex_);
   streams_.erase(found);
@@ -357,6 +359,7 @@ void Daemon::shut_down() {
     if (stream->supervisor) stream->supervisor->stop();
   }
   for (auto& model : models_) stop_model(*model);
+  for (auto& stream : streams_) close_overlay(*stream);
   close_mqtt();
   status_server_.reset();  // served metrics until the last frame was drained
 }
@@ -420,6 +423,7 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
                    [](const Detection& a, const Detection& b) { return a.score > b.score; });
   const double latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - frame.captured_at).count();
   stream.stats.add_latency_ms(latency_ms);
+  submit_overlay(stream, frame, detections, latency_ms);
   if (detections.empty() && !empty_frame_events_) return;
 
   DetectionEvent event;

@@ -106,6 +106,10 @@ class Daemon {
   Status open_mqtt();
   void publish_mqtt(const std::string& stream, const std::string& json);
   void close_mqtt();
+  Status open_overlay(Stream& stream);
+  void submit_overlay(Stream& stream, const DecodedFrame& frame, const std::vector<Detection>& detections,
+                      double latency_ms);
+  void close_overlay(Stream& stream);
 
   DaemonConfig config_;
   bool empty_frame_events_ = false;  // events.empty-frames (read by the workers; fixed for the daemon's life)

@@ -13,6 +13,8 @@
 
 namespace edgefuse {
 
+class OverlayOutput;
+
 struct Daemon::Stream {
   StreamConfig config;
   Model* model = nullptr;
@@ -23,6 +25,7 @@ struct Daemon::Stream {
   bool start_failed = false;
   int64_t last_frames_in = 0, last_processed = 0;       // at the previous statistics line
   std::deque<std::pair<double, int64_t>> rate_samples;  // (seconds, frames_in) over the last few seconds, for fps
+  std::unique_ptr<OverlayOutput, void (*)(OverlayOutput*)> overlay{nullptr, nullptr};  // overlay-file/-port
 };
 
 struct Daemon::Model {
