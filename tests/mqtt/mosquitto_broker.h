@@ -8,13 +8,12 @@
 
 #include <sys/types.h>
 
+#include "tests/support/loopback.h"
+
 namespace edgefuse::test {
 
 // The broker binary, or empty when mosquitto is not installed.
 std::string mosquitto_binary();
-
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int free_loopback_port();
 
 class MosquittoBroker {
  public:

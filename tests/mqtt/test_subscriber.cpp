@@ -65,6 +65,29 @@ bool TestSubscriber::wait_for(const std::set<int64_t>& expected, std::chrono::se
   }
 }
 
+std::vector<std::string> TestSubscriber::missing_events(const std::set<std::string>& expected) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> absent;
+  for (const std::string& id : expected) {
+    if (!event_counts_.contains(id)) absent.push_back(id);
+  }
+  return absent;
+}
+
+bool TestSubscriber::wait_for_events(const std::set<std::string>& expected, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!missing_events(expected).empty()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+int64_t TestSubscriber::event_duplicates() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return event_duplicates_;
+}
+
 bool TestSubscriber::wait_connected(std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -131,6 +154,17 @@ void TestSubscriber::on_subscribe(mosquitto* /*client*/, void* self_pointer, int
 void TestSubscriber::on_message(mosquitto* /*client*/, void* self_pointer, const mosquitto_message* message) {
   auto* self = static_cast<TestSubscriber*>(self_pointer);
   const std::string_view payload(static_cast<const char*>(message->payload), static_cast<size_t>(message->payloadlen));
+  if (payload.starts_with("{")) {
+    constexpr std::string_view kKey = "\"id\":\"";
+    const size_t key = payload.find(kKey);
+    if (key == std::string_view::npos) return;
+    const size_t start = key + kKey.size();
+    const std::string id(payload.substr(start, payload.find('"', start) - start));
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    if (self->event_counts_[id]++ > 0) ++self->event_duplicates_;
+    self->topics_.insert(message->topic);
+    return;
+  }
   if (!payload.starts_with("id=")) return;
   const int64_t id = std::stoll(std::string(payload.substr(3, payload.find(';') - 3)));
   std::lock_guard<std::mutex> lock(self->mutex_);

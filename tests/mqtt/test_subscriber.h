@@ -1,6 +1,7 @@
 // The receiving side of the MQTT tests: a second libmosquitto client with a persistent session
 // (fixed id, clean_session=false) and a QoS 1 subscription to `edgefuse/#`, run by libmosquitto's
-// own thread, which reconnects after broker loss. Payloads start with "id=<number>;"; it records
+// own thread, which reconnects after broker loss. Payloads start with "id=<number>;" (the
+// publisher tests) or are daemon events, JSON objects with "id":"<run id>-<sequence>"; it records
 // every id received and counts duplicates.
 #pragma once
 
@@ -38,6 +39,10 @@ class TestSubscriber {
   std::set<std::string> topics() const;
   // Ids in `expected` not received (for the failure message).
   std::vector<int64_t> missing(const std::set<int64_t>& expected) const;
+  // The same for daemon events (JSON payloads).
+  std::vector<std::string> missing_events(const std::set<std::string>& expected) const;
+  bool wait_for_events(const std::set<std::string>& expected, std::chrono::seconds timeout);
+  int64_t event_duplicates() const;
 
  private:
   static void on_connect(mosquitto* client, void* self, int result);
@@ -52,6 +57,8 @@ class TestSubscriber {
   bool connected_ = false;
   bool subscribed_ = false;
   std::map<int64_t, int> counts_;
+  std::map<std::string, int> event_counts_;
+  int64_t event_duplicates_ = 0;
   int64_t duplicates_ = 0;
   std::set<std::string> topics_;
 };

@@ -181,19 +181,6 @@ std::map<int64_t, cv::Mat> decode_frames_bgr(const std::filesystem::path& clip, 
   return frames;
 }
 
-int free_loopback_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  socklen_t size = sizeof address;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-  close(fd);
-  return ntohs(address.sin_port);
-}
-
 HttpReply http_get(int port, const std::string& path) {
   HttpReply reply;
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

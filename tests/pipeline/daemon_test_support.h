@@ -13,6 +13,7 @@
 #include <opencv2/core/mat.hpp>
 
 #include "pipeline/daemon/daemon.h"
+#include "tests/support/loopback.h"
 
 namespace edgefuse::test {
 
@@ -36,9 +37,6 @@ DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s =
 
 // BGR images (OpenCV's conversion of the decoded planes) of the given frames of a clip.
 std::map<int64_t, cv::Mat> decode_frames_bgr(const std::filesystem::path& clip, const std::vector<int64_t>& numbers);
-
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int free_loopback_port();
 
 struct HttpReply {
   int status = 0;  // 0: no answer

@@ -1,0 +1,149 @@
+// The daemon's events reach an MQTT subscriber through everything an installation goes through:
+// the broker restarted twice while events flow, and the daemon itself SIGKILLed and started again
+// over its spool. The events file is the record of what was emitted; the subscriber (persistent
+// session) must hold every id in it, duplicates allowed and counted, and the spool must be empty
+// once the last daemon has stopped. (Broker SIGKILLs are exercised in mqtt_crash_test.cpp.)
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/mqtt/mosquitto_broker.h"
+#include "tests/mqtt/test_subscriber.h"
+#include "tests/support/assets.h"
+
+namespace edgefuse::test {
+namespace {
+
+// `edgefuse run --config FILE` as its own process, stderr appended to `log`.
+class DaemonProcess {
+ public:
+  DaemonProcess(const std::filesystem::path& config, const std::filesystem::path& log) {
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      std::FILE* out = std::freopen(log.c_str(), "a", stderr);
+      (void)out;
+      execl(EDGEFUSE_CLI, EDGEFUSE_CLI, "run", "--config", config.c_str(), nullptr);
+      _exit(127);
+    }
+  }
+  ~DaemonProcess() {
+    if (pid_ > 0) kill_hard();
+  }
+  void kill_hard() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  int terminate() {  // SIGTERM: drain, flush MQTT, exit; the exit status
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+std::string read_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string text, line;
+  while (std::getline(in, line)) text += line + "\n";
+  return text;
+}
+
+// Every "id" of the events file. A line cut short by the SIGKILL (none is expected: each line is
+// one write) would have no closing quote and is not counted.
+std::set<std::string> emitted_ids(const std::filesystem::path& events) {
+  std::set<std::string> ids;
+  std::ifstream in(events);
+  constexpr std::string_view kKey = "\"id\":\"";
+  for (std::string line; std::getline(in, line);) {
+    const size_t key = line.find(kKey);
+    if (key == std::string::npos) continue;
+    const size_t start = key + kKey.size(), end = line.find('"', start);
+    if (end != std::string::npos && line.back() == '}') ids.insert(line.substr(start, end - start));
+  }
+  return ids;
+}
+
+void pause_s(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+TEST_CASE("every event the daemon emitted reaches the subscriber across broker restarts and a daemon crash") {
+  if (mosquitto_binary().empty()) {
+    MESSAGE("SKIPPED: mosquitto is not installed (apt install mosquitto)");
+    return;
+  }
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("edgefuse_daemon_mqtt_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const int port = free_loopback_port();
+  // Persistence on, saved on every change: what the broker acknowledged survives its restarts.
+  MosquittoBroker broker(dir / "broker", port,
+                         "allow_anonymous true\npersistence true\npersistence_location " + (dir / "broker").string() +
+                             "/\nautosave_interval 1\nautosave_on_changes true\nmax_queued_messages 100000\n");
+  std::string error;
+  REQUIRE_MESSAGE(broker.start(error), error);
+  TestSubscriber subscriber(port, "edgefuse-test-checker");
+  REQUIRE_MESSAGE(subscriber.start(error), error);
+
+  const std::filesystem::path config = dir / "config.yaml", events = dir / "events.jsonl", log = dir / "daemon.log";
+  std::ofstream(config) << "models:\n  - name: people\n    path: " << model.string() << "\n    threads: 1\n"
+                        << "streams:\n  - name: pattern\n    uri: test://ball\n    model: people\n"
+                        << "    width: 320\n    height: 240\n    inference-interval: 5\n"
+                        << "events:\n  path: " << events.string() << "\n  empty-frames: true\n"
+                        << "mqtt:\n  port: " << port
+                        << "\n  client-id: edgefuse-test-daemon\n  spool-dir: " << (dir / "spool").string()
+                        << "\nstats-interval-s: 0\n";
+
+  {
+    DaemonProcess first(config, log);
+    pause_s(3);
+    for (int restart = 0; restart < 2; ++restart) {
+      broker.stop();  // events keep coming: they wait in the spool
+      pause_s(1.5);
+      REQUIRE_MESSAGE(broker.start(error), error);
+      pause_s(2.5);
+    }
+    first.kill_hard();  // what was spooled but not acknowledged is replayed by the next run
+  }
+  const size_t emitted_by_first = emitted_ids(events).size();
+  DaemonProcess second(config, log);
+  pause_s(4);
+  CHECK(second.terminate() == 0);
+
+  const std::set<std::string> emitted = emitted_ids(events);
+  MESSAGE("events emitted: " << emitted.size() << " (" << emitted_by_first << " before the SIGKILL)");
+  CHECK(emitted_by_first >= 20);
+  CHECK(emitted.size() > emitted_by_first);
+  const bool all = subscriber.wait_for_events(emitted, std::chrono::seconds(60));
+  const std::vector<std::string> missing = subscriber.missing_events(emitted);
+  MESSAGE("received all: " << all << ", missing " << missing.size() << ", duplicates "
+                           << subscriber.event_duplicates());
+  CHECK(missing.empty());
+  const std::string daemon_log = read_file(log);
+  CHECK(daemon_log.find("replayed from the spool") != std::string::npos);
+  CHECK(daemon_log.find("left in the spool 0") != std::string::npos);  // the last run flushed everything
+  subscriber.stop();
+  broker.stop();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace edgefuse::test
