@@ -122,7 +122,7 @@ class StderrCapture {
 };
 
 DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s,
-                     const std::function<void(Daemon&)>& during) {
+                     const std::function<void(Daemon&)>& during, bool stop_after_during) {
   const std::filesystem::path dir = fresh_folder();
   const std::filesystem::path events = dir / "events.jsonl";
   const std::filesystem::path config_file = dir / "config.yaml";
@@ -142,10 +142,15 @@ DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s,
     run.log = capture.finish();
     return run;
   }
-  const std::atomic<bool> never{false};
+  std::atomic<bool> stop{false};
   std::thread observer;
-  if (during) observer = std::thread([&] { during(**daemon); });
-  run.status = (*daemon)->run(never, duration_s);
+  if (during) {
+    observer = std::thread([&] {
+      during(**daemon);
+      if (stop_after_during) stop = true;
+    });
+  }
+  run.status = (*daemon)->run(stop, duration_s);
   if (observer.joinable()) observer.join();
   run.reports = (*daemon)->reports();
   daemon->reset();  // closes the events file

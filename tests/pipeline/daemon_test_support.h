@@ -31,9 +31,10 @@ struct DaemonRun {
 
 // Writes `yaml` (where "@EVENTS@" stands for the events file) to a fresh folder and runs the
 // daemon on it until every stream ends or `duration_s` passes. `during` runs on another thread
-// while the daemon runs (e.g. to query its HTTP endpoints), given the daemon.
+// while the daemon runs (e.g. to query its HTTP endpoints), given the daemon; with
+// `stop_after_during` the daemon is stopped (and drained) when it returns.
 DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s = std::nullopt,
-                     const std::function<void(Daemon&)>& during = {});
+                     const std::function<void(Daemon&)>& during = {}, bool stop_after_during = false);
 
 // BGR images (OpenCV's conversion of the decoded planes) of the given frames of a clip.
 std::map<int64_t, cv::Mat> decode_frames_bgr(const std::filesystem::path& clip, const std::vector<int64_t>& numbers);
