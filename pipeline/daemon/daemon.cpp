@@ -108,7 +108,6 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
   auto on_state = [this, self](const StateChange& change) { on_state_change(*self, change); };
   stream->supervisor =
       std::make_unique<StreamSupervisor>(std::move(options), supervision, std::move(on_frame), std::move(on_state));
-  EF_RETURN_IF_ERROR(open_overlay(*stream));
   return stream;
 }
 
@@ -128,6 +127,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
       return invalid_argument("stream '", stream_config.name, "': no model named '", stream_config.model, "'");
     }
     EF_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, daemon->build_stream(stream_config, **model));
+    EF_RETURN_IF_ERROR(daemon->open_overlay(*stream));
     daemon->attach_stream(std::move(stream));
   }
   EF_ASSIGN_OR_RETURN(daemon->sink_, JsonLinesSink::open(config.events.path));
@@ -332,6 +332,10 @@ Status Daemon::apply_config(const DaemonConfig& next) {
   for (auto& stream : built) {
     if (std::find(restarted.begin(), restarted.end(), stream->config.name) == restarted.end()) {
       added.push_back(stream->config.name);
+    }
+    // Opened only now: a restarted stream's old overlay held the same file and port until detached.
+    if (const Status overlay = open_overlay(*stream); !overlay.is_ok()) {
+      daemon_log("reload: ", overlay.message(), "; the stream runs without it");
     }
     attach_stream(std::move(stream));
   }
