@@ -9,7 +9,10 @@
 #include <set>
 #include <thread>
 
+#include <unistd.h>
+
 #include "pipeline/video/stream_credentials.h"
+#include "pipeline/video/video_source.h"
 #include "tests/pipeline/daemon_test_support.h"
 #include "tests/support/assets.h"
 
@@ -310,6 +313,54 @@ TEST_CASE("a reload restarts only what changed, and a bad config is rejected whi
     kept_streaming += event.at("stream") == "kept" && event.at("state") == "streaming";
   }
   CHECK(kept_streaming == 1);
+}
+
+}  // namespace
+}  // namespace edgefuse::test
+
+namespace edgefuse::test {
+namespace {
+
+TEST_CASE("a stream's overlay from the config: an MP4 of its processed frames and a live view") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  const std::filesystem::path mp4 =
+      std::filesystem::temp_directory_path() / ("edgefuse_daemon_overlay_" + std::to_string(getpid()) + ".mp4");
+  const int port = free_loopback_port();
+  HttpReply page;
+  const DaemonRun run = run_daemon(
+      model_yaml(model) + "streams:\n" + pattern_stream("pattern", 2) + "    overlay-file: " + mp4.string() +
+          "\n    overlay-port: " + std::to_string(port) + "\nevents:\n  path: \"@EVENTS@\"\nstats-interval-s: 0\n",
+      4.0, [&](Daemon&) {
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        page = http_get(port, "/");
+      });
+  REQUIRE(run.status.is_ok());
+  CHECK(page.status == 200);
+  CHECK(page.body.find("<img") != std::string::npos);
+  CHECK(run.log.find("overlay drew") != std::string::npos);
+  // The recording decodes: processed frames at the stream's size.
+  int64_t frames = 0;
+  int width = 0, height = 0;
+  VideoSourceOptions options;
+  options.name = "recording";
+  options.address = {SourceKind::kFile, mp4.string()};
+  options.pipeline.realtime = false;
+  Result<std::unique_ptr<VideoSource>> recording = VideoSource::create(options, [&](DecodedFrame frame) {
+    ++frames;
+    width = frame.width();
+    height = frame.height();
+  });
+  REQUIRE(recording.is_ok());
+  REQUIRE((*recording)->start().is_ok());
+  while (!(*recording)->done()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  (*recording)->stop();
+  std::filesystem::remove(mp4);
+  MESSAGE("overlay MP4: " << frames << " frames, processed " << run.report("pattern").processed);
+  CHECK((*recording)->error().empty());
+  CHECK(frames >= run.report("pattern").processed / 2);
+  CHECK(frames > 0);
+  CHECK(width == 320);
+  CHECK(height == 240);
 }
 
 }  // namespace
