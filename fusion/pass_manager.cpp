@@ -15,17 +15,20 @@ struct PassEntry {
 };
 
 // The order matters: identities go first so patterns see producers directly; constants are
-// folded before BatchNorm folding needs constant weights; BatchNorm is folded before the
-// activation is fused, since the activation follows the BatchNorm, not the Conv; the residual
-// Add is fused before the activation, which the Conv epilogue applies after the residual; an Add
-// after an activation that is fused already is then fused as a residual after the activation.
+// folded before the Focus-stem fold reads Slice bounds and BatchNorm folding needs constant
+// weights; BatchNorm is folded before the activation is fused, since the activation follows the
+// BatchNorm, not the Conv; the residual Add is fused before the activation, which the Conv
+// epilogue applies after the residual; an Add after an activation that is fused already is then
+// fused as a residual after the activation. The MaxPool cascade is independent of the rest.
 constexpr PassEntry kPasses[] = {
     {"eliminate_identity", fusion::eliminate_identity},
     {"fold_constants", fusion::fold_constants},
+    {"fold_space_to_depth_into_conv", fusion::fold_space_to_depth_into_conv},
     {"fold_batchnorm_into_conv", fusion::fold_batchnorm_into_conv},
     {"fuse_conv_add", fusion::fuse_conv_add},
     {"fuse_conv_activation", fusion::fuse_conv_activation},
     {"fuse_conv_activation_add", fusion::fuse_conv_activation_add},
+    {"cascade_spp_maxpools", fusion::cascade_spp_maxpools},
 };
 
 }  // namespace

@@ -12,6 +12,8 @@ namespace edgefuse::fusion {
 Status eliminate_identity(Graph& graph, PassReport& report);
 // Evaluates nodes whose inputs are all constant, and Shape nodes of statically known shapes.
 Status fold_constants(Graph& graph, PassReport& report);
+// Folds the Focus stem (four phase Slices + Concat on channels) into the following Conv's weights.
+Status fold_space_to_depth_into_conv(Graph& graph, PassReport& report);
 // Scales a Conv's constant weight and bias by the BatchNormalization that follows it.
 Status fold_batchnorm_into_conv(Graph& graph, PassReport& report);
 // Adds a same-shaped tensor to a Conv's output inside the Conv (the fused residual).
@@ -20,5 +22,7 @@ Status fuse_conv_add(Graph& graph, PassReport& report);
 Status fuse_conv_activation(Graph& graph, PassReport& report);
 // Adds a same-shaped tensor to an activated Conv's output inside the Conv, after the activation.
 Status fuse_conv_activation_add(Graph& graph, PassReport& report);
+// Chains parallel same-padded stride-1 MaxPools of one input (SPP) so each reads the smaller one.
+Status cascade_spp_maxpools(Graph& graph, PassReport& report);
 
 }  // namespace edgefuse::fusion
