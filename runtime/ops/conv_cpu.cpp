@@ -66,7 +66,9 @@ Status cpu_conv(const KernelArgs& args) {
   const int64_t tasks = c.batch * c.group * blocks_per_plane;
   parallel_for(args.pool, tasks, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scratch;
-    if (!c.pointwise) scratch.resize(static_cast<size_t>(c.kernel_columns * std::min(block, c.output_plane)));
+    // The im2col block, then room for a row split into even and odd columns (stride-2 im2col).
+    if (!c.pointwise)
+      scratch.resize(static_cast<size_t>(c.kernel_columns * std::min(block, c.output_plane) + c.iw + 1));
     for (int64_t task = begin; task < end; ++task) {
       const int64_t image_group = task / blocks_per_plane;
       const int64_t column = (task % blocks_per_plane) * block;

@@ -147,6 +147,57 @@ void im2col(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, f
   }
 }
 
+// im2col for stride 2 without dilation along x (the folded space-to-depth stem, downsampling
+// convolutions). A strided gather per tap would read each input row kw times, one float at a time;
+// instead each input row is split once into its even and odd columns, after which every tap is a
+// contiguous copy from one of the two: input column 2*ox + offset is phase (offset & 1) at
+// ox + (offset - phase) / 2.
+// `col` is followed by room for the two phases of a row (iw + 1 floats).
+void im2col_stride2(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, float* col) {
+  const int64_t width = end - begin;
+  const int64_t half = (c.iw + 1) / 2;
+  float* const even = col + c.kernel_columns * width;
+  float* const odd = even + half;
+  for (int64_t ch = 0; ch < c.cg; ++ch) {
+    const float* in = c.x + (n * c.channels + g * c.cg + ch) * c.input_plane;
+    for (int64_t ky = 0; ky < c.kh; ++ky) {
+      for (int64_t p = begin; p < end;) {
+        const int64_t oy = p / c.ow;
+        const int64_t ox_begin = p % c.ow;
+        const int64_t ox_end = std::min(c.ow, ox_begin + (end - p));
+        const int64_t iy = oy * c.sh + ky * c.dh - c.ph;
+        const bool row_inside = iy >= 0 && iy < c.ih;
+        if (row_inside) {
+          const float* in_row = in + iy * c.iw;
+          for (int64_t i = 0; i < c.iw / 2; ++i) {
+            even[i] = in_row[2 * i];
+            odd[i] = in_row[2 * i + 1];
+          }
+          if (c.iw % 2 != 0) even[half - 1] = in_row[c.iw - 1];
+        }
+        for (int64_t kx = 0; kx < c.kw; ++kx) {
+          float* out = col + ((ch * c.kh + ky) * c.kw + kx) * width + (p - begin) - ox_begin;  // indexed by ox
+          if (!row_inside) {
+            std::fill(out + ox_begin, out + ox_end, 0.0f);
+            continue;
+          }
+          const int64_t offset = kx - c.pw;
+          int64_t lo = 0, hi = 0;
+          valid_output_range(offset, 2, c.iw, c.ow, lo, hi);
+          const int64_t valid_begin = std::clamp(lo, ox_begin, ox_end);
+          const int64_t valid_end = std::clamp(hi, valid_begin, ox_end);
+          const int64_t phase = offset & 1;
+          const float* src = (phase != 0 ? odd : even) + (offset - phase) / 2;
+          std::fill(out + ox_begin, out + valid_begin, 0.0f);
+          std::copy(src + valid_begin, src + valid_end, out + valid_begin);
+          std::fill(out + valid_end, out + ox_end, 0.0f);
+        }
+        p += ox_end - ox_begin;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end) {
@@ -164,7 +215,11 @@ void conv_gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64
                              Eigen::OuterStride<>(c.input_plane));
     out.noalias() = weights * in;
   } else {
-    im2col(c, n, g, begin, end, scratch);
+    if (c.sw == 2 && c.dw == 1) {
+      im2col_stride2(c, n, g, begin, end, scratch);
+    } else {
+      im2col(c, n, g, begin, end, scratch);
+    }
     out.noalias() = weights * ConstMatrixView(scratch, k, width, Eigen::OuterStride<>(width));
   }
   if (c.bias != nullptr) {

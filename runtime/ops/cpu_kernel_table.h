@@ -68,7 +68,7 @@ struct CpuKernelTable {
   // Depthwise Conv (group == channels == out_channels): the (n, c) planes [begin, end).
   void (*conv_depthwise_planes)(const Conv2d& c, int64_t begin, int64_t end);
   // Output columns [begin, end) of group g of image n, bias, residual and epilogue included.
-  // `scratch` holds kernel_columns * (end - begin) floats (unused when c.pointwise).
+  // `scratch` holds kernel_columns * (end - begin) + iw + 1 floats (unused when c.pointwise).
   void (*conv_gemm_block)(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, float* scratch);
   // out[i] = op(in[i]) for i < count; in == out is allowed.
   void (*unary_f32)(const UnaryF32& op, const float* in, float* out, int64_t count);

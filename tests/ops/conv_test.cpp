@@ -119,6 +119,11 @@ const std::vector<ConvCase>& conv_cases() {
       {1, 3, 13, 127, 17, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
       {2, 5, 13, 13, 7, 3, 3, 1, 2, 2, 1, 1, {1, 1, 1, 1}, "", true},
       {1, 3, 127, 7, 5, 3, 3, 1, 2, 2, 1, 1, {0, 0, 0, 0}, "", false},
+      // stride 2 along x (the even/odd row split of im2col): the folded space-to-depth stem (6x6, pad 2)
+      // on an odd width, and odd kernels with asymmetric pads
+      {1, 3, 14, 17, 5, 6, 6, 1, 2, 2, 1, 1, {2, 2, 2, 2}, "", true},
+      {1, 4, 11, 12, 3, 3, 5, 1, 2, 2, 1, 1, {0, 3, 1, 0}, "", false},
+      {1, 2, 9, 33, 4, 2, 4, 1, 1, 2, 2, 1, {1, 1, 0, 2}, "", true},
       // spatial size 1, kernel larger than the input thanks to padding
       {1, 5, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
       // depthwise 3x3 stride 1 and 2, and 5x5
