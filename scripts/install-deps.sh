@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs every Debian package edgefuse needs to build, test and benchmark.
-# Usage: scripts/install-deps.sh [--no-gstreamer]
+# Usage: scripts/install-deps.sh [--no-gstreamer] [--cross]  (--cross: aarch64 cross compiler + qemu)
 # Runs apt-get as root (or through sudo when not root). Idempotent.
 set -euo pipefail
 
 with_gstreamer=1
+with_cross=0
 for arg in "$@"; do
   case "$arg" in
     --no-gstreamer) with_gstreamer=0 ;;
+    --cross) with_cross=1 ;;
     -h | --help) sed -n '2,4p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
@@ -28,6 +30,9 @@ if [ "$with_gstreamer" = 1 ]; then
     libgstrtspserver-1.0-dev gstreamer1.0-rtsp
     gstreamer1.0-plugins-ugly chromium
   )
+fi
+if [ "$with_cross" = 1 ]; then
+  packages+=(g++-aarch64-linux-gnu qemu-user-static)  # cross-compile/: aarch64 build, tests under qemu
 fi
 
 sudo_cmd=()

@@ -85,6 +85,16 @@ Result<std::unique_ptr<LiveView>> LiveView::create(LiveViewOptions options) {
   view->port_ = port;
   view->server_thread_ = std::thread([self] { self->server_->http.listen_after_bind(); });
   view->encoder_thread_ = std::thread([self] { self->encode_loop(); });
+  // httplib's stop() does nothing before the accept loop runs (it would then wait in accept() for
+  // ever): return only once it runs, so stop() always ends it.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!http.is_running() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!http.is_running()) {
+    view->stop();  // listen_after_bind failed and returned; join the threads
+    return io_error("live view: the server on ", view->options_.bind_address, ":", port, " did not start");
+  }
   return view;
 }
 

@@ -31,7 +31,7 @@ struct OverlayOptions {
   std::string stream_name;          // shown in the frame's corner
   std::vector<std::string> labels;  // class names by id (ModelRunner::labels())
   std::filesystem::path mp4_path;   // H.264 MP4 recording; empty: none
-  std::string encoder = "auto";     // "auto" (hardware when present, else x264enc) or a GStreamer element name
+  std::string encoder = "auto";     // "auto" (hardware when present, else x264enc) or one of OverlayWriter's list
   int bitrate_kbps = 0;             // 0: from frame size and fps
   double fps = 30;                  // the MP4's nominal rate (frames without timestamps are spaced by it)
   int http_port = -1;               // live view: -1 none, 0 any free port, else that port

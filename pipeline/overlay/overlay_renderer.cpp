@@ -19,11 +19,13 @@ namespace {
 constexpr int kFont = cv::FONT_HERSHEY_SIMPLEX;
 constexpr uint8_t kDarkLuma = 16, kLightLuma = 235;
 
+// Coordinates far outside any frame are clamped first: converting them to int would be undefined.
+constexpr float kCoordinateLimit = 1 << 20;
 int floor_even(float value) {
-  return static_cast<int>(std::floor(value / 2.0f)) * 2;
+  return static_cast<int>(std::floor(std::clamp(value, -kCoordinateLimit, kCoordinateLimit) / 2.0f)) * 2;
 }
 int ceil_even(float value) {
-  return static_cast<int>(std::ceil(value / 2.0f)) * 2;
+  return static_cast<int>(std::ceil(std::clamp(value, -kCoordinateLimit, kCoordinateLimit) / 2.0f)) * 2;
 }
 
 // The rectangle clipped to the canvas and snapped outwards to even coordinates (chroma-aligned);
@@ -117,6 +119,8 @@ std::vector<PixelRect> draw_overlay(I420Image& canvas, const std::vector<Detecti
   std::vector<PixelRect> touched;
   const int t = box_thickness(canvas.height());
   for (const Detection& detection : detections) {
+    const Box& b = detection.box;
+    if (!std::isfinite(b.x1) || !std::isfinite(b.y1) || !std::isfinite(b.x2) || !std::isfinite(b.y2)) continue;
     const PixelRect box = clip_even(canvas, floor_even(detection.box.x1), floor_even(detection.box.y1),
                                     ceil_even(detection.box.x2), ceil_even(detection.box.y2));
     if (box.width <= 0 || box.height <= 0) continue;

@@ -77,9 +77,11 @@ TEST_CASE("boxes, labels and the corner are drawn where expected and nowhere els
   REQUIRE(std::memcmp(source.data(), canvas.data(), source.size()) == 0);
 
   const std::vector<Detection> detections = {
-      detection(100.3f, 80.7f, 300.2f, 250.9f, 0, 0.87f), detection(401.0f, 150.0f, 561.0f, 339.5f, 2, 0.5f),
-      detection(-20.0f, -10.0f, 51.0f, 41.0f, 5, 0.31f),  // clipped at the top-left corner
-      detection(700.0f, 10.0f, 800.0f, 50.0f, 1, 0.9f),   // wholly outside: skipped
+      detection(100.3f, 80.7f, 300.2f, 250.9f, 0, 0.87f),     detection(401.0f, 150.0f, 561.0f, 339.5f, 2, 0.5f),
+      detection(-20.0f, -10.0f, 51.0f, 41.0f, 5, 0.31f),       // clipped at the top-left corner
+      detection(700.0f, 10.0f, 800.0f, 50.0f, 1, 0.9f),        // wholly outside: skipped
+      detection(std::nanf(""), 10.0f, 50.0f, 50.0f, 1, 0.9f),  // not a number: skipped
+      detection(-1e30f, -1e30f, -1e29f, -1e29f, 1, 0.9f),      // absurd: skipped (outside)
   };
   OverlayText text;
   text.stream_name = "cam1";
