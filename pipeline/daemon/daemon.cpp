@@ -8,6 +8,7 @@
 #include "pipeline/daemon/daemon_log.h"
 #include "pipeline/daemon/daemon_parts.h"
 #include "pipeline/daemon/detection_event.h"
+#include "pipeline/daemon/stream_source.h"
 
 namespace edgefuse {
 namespace {
@@ -37,22 +38,6 @@ SupervisorOptions supervisor_options(const StreamConfig& config, SourceKind kind
   options.reconnect = config.reconnect && (kind == SourceKind::kRtsp || kind == SourceKind::kV4l2);
   options.watchdog_s = config.watchdog_s;
   for (double& delay : options.backoff_s) delay = std::min(delay, config.max_backoff_s);
-  return options;
-}
-
-Result<VideoSourceOptions> source_options(const StreamConfig& config) {
-  EF_ASSIGN_OR_RETURN(SourceAddress address, parse_source_uri(config.uri));
-  VideoSourceOptions options;
-  options.name = config.name;
-  options.address = std::move(address);
-  options.loop = config.loop;
-  options.pipeline.realtime = config.realtime;
-  options.pipeline.rtsp_over_tcp = config.rtsp_transport != "udp";
-  options.pipeline.decoder = config.decoder;
-  options.pipeline.rtsp_credentials = {config.username, config.password};
-  if (config.width > 0) options.pipeline.test_width = config.width;
-  if (config.height > 0) options.pipeline.test_height = config.height;
-  options.pipeline.test_framerate = config.framerate;
   return options;
 }
 
@@ -89,7 +74,7 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
   Result<std::vector<int>> classes = model.runner->class_ids(config.classes);
   if (!classes.is_ok()) return classes.status().with_context(make_message("stream '", config.name, "'"));
   stream->class_filter = std::move(*classes);
-  EF_ASSIGN_OR_RETURN(VideoSourceOptions options, source_options(config));
+  EF_ASSIGN_OR_RETURN(VideoSourceOptions options, stream_source_options(config));
   // Built once now so that a pipeline GStreamer cannot build is the config's error, not a stream failure.
   EF_ASSIGN_OR_RETURN(std::unique_ptr<VideoSource> probe, VideoSource::create(options, [](DecodedFrame) {}));
   probe.reset();

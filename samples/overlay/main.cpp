@@ -39,6 +39,7 @@
 
 #include "pipeline/config/config.h"
 #include "pipeline/daemon/model_runner.h"
+#include "pipeline/daemon/stream_source.h"
 #include "pipeline/overlay/i420_image.h"
 #include "pipeline/overlay/overlay_output.h"
 #include "pipeline/video/video_source.h"
@@ -219,17 +220,10 @@ Status run(const AppOptions& o) {
     std::cerr << "live view: http://" << o.bind << ":" << output->http_port() << "/" << std::endl;
   }
 
-  EF_ASSIGN_OR_RETURN(SourceAddress address, parse_source_uri(stream.uri));
-  VideoSourceOptions source_options;
-  source_options.name = stream.name;
-  source_options.address = address;
+  // The daemon's mapping (credentials included), with the app's own pacing and looping.
+  EF_ASSIGN_OR_RETURN(VideoSourceOptions source_options, stream_source_options(stream));
   source_options.loop = stream.loop || o.loop;
   source_options.pipeline.realtime = stream.realtime && !o.every_frame;
-  source_options.pipeline.rtsp_over_tcp = stream.rtsp_transport != "udp";
-  source_options.pipeline.decoder = stream.decoder;
-  if (stream.width > 0) source_options.pipeline.test_width = stream.width;
-  if (stream.height > 0) source_options.pipeline.test_height = stream.height;
-  source_options.pipeline.test_framerate = stream.framerate;
   FrameQueue queue(o.every_frame);
   EF_ASSIGN_OR_RETURN(
       std::unique_ptr<VideoSource> source,
