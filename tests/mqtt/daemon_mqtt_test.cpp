@@ -83,6 +83,17 @@ void pause_s(double seconds) {
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
+// Waits until the events file holds at least `count` ids: progress is counted in events, not in
+// seconds, so a slow machine (or a sanitizer build) runs the same scenario, only longer.
+bool wait_for_emitted(const std::filesystem::path& events, size_t count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (emitted_ids(events).size() < count) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    pause_s(0.1);
+  }
+  return true;
+}
+
 TEST_CASE("every event the daemon emitted reaches the subscriber across broker restarts and a daemon crash") {
   if (mosquitto_binary().empty()) {
     MESSAGE("SKIPPED: mosquitto is not installed (apt install mosquitto)");
@@ -114,18 +125,18 @@ TEST_CASE("every event the daemon emitted reaches the subscriber across broker r
 
   {
     DaemonProcess first(config, log);
-    pause_s(3);
+    REQUIRE(wait_for_emitted(events, 6));
     for (int restart = 0; restart < 2; ++restart) {
       broker.stop();  // events keep coming: they wait in the spool
-      pause_s(1.5);
+      REQUIRE(wait_for_emitted(events, emitted_ids(events).size() + 4));
       REQUIRE_MESSAGE(broker.start(error), error);
-      pause_s(2.5);
+      REQUIRE(wait_for_emitted(events, emitted_ids(events).size() + 4));
     }
     first.kill_hard();  // what was spooled but not acknowledged is replayed by the next run
   }
   const size_t emitted_by_first = emitted_ids(events).size();
   DaemonProcess second(config, log);
-  pause_s(4);
+  REQUIRE(wait_for_emitted(events, emitted_by_first + 6));
   CHECK(second.terminate() == 0);
 
   const std::set<std::string> emitted = emitted_ids(events);
