@@ -1,0 +1,269 @@
+#include "runtime/cuda/cuda_executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <type_traits>
+
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/host_runner.h"
+#include "runtime/cuda/step_launch.h"
+#include "runtime/memory_plan.h"
+
+namespace edgefuse {
+
+namespace {
+
+template <typename Step>
+Status launch_step(const Step& step, cudaStream_t stream) {
+  EF_CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(gpu::launch_on_stream(step, stream)));
+  return Status::ok();
+}
+
+struct DeviceFree {
+  void operator()(void* p) const { cudaFree(p); }
+};
+struct PinnedFree {
+  void operator()(void* p) const { cudaFreeHost(p); }
+};
+using DeviceBytes = std::unique_ptr<void, DeviceFree>;
+using PinnedBytes = std::unique_ptr<void, PinnedFree>;
+
+Status device_alloc(DeviceBytes& bytes, size_t size) {
+  void* p = nullptr;
+  if (size > 0) EF_CUDA_RETURN_IF_ERROR(cudaMalloc(&p, size));
+  bytes.reset(p);
+  return Status::ok();
+}
+
+Status pinned_alloc(PinnedBytes& bytes, size_t size) {
+  void* p = nullptr;
+  if (size > 0) EF_CUDA_RETURN_IF_ERROR(cudaMallocHost(&p, size));
+  bytes.reset(p);
+  return Status::ok();
+}
+
+// Everything one input-shape signature needs on the device.
+struct ShapeState {
+  gpu::LoweredPlan lowered;
+  DeviceBytes arena;
+  DeviceBytes constants;
+  std::vector<DeviceBytes> inputs;  // per graph input
+  std::vector<DeviceBytes> outputs;
+  std::vector<PinnedBytes> pinned_inputs;
+  std::vector<PinnedBytes> pinned_outputs;
+  gpu::Bindings bindings;  // device addresses
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t graph_exec = nullptr;
+  size_t device_bytes = 0;
+
+  ~ShapeState() {
+    if (graph_exec != nullptr) cudaGraphExecDestroy(graph_exec);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+  }
+};
+
+}  // namespace
+
+struct CudaExecutor::Impl {
+  std::shared_ptr<const Graph> graph;
+  CudaExecutorOptions options;
+  cudaStream_t stream = nullptr;
+  std::map<std::vector<Shape>, std::unique_ptr<ShapeState>> states;
+  ShapeState* last = nullptr;
+  bool last_used_graph = false;
+
+  ~Impl() {
+    states.clear();
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+
+  Result<ShapeState*> state_for(std::span<const Tensor> inputs);
+  Status build(ShapeState& state, std::span<const Tensor> inputs);
+  // Uploads the inputs, runs every step and downloads the outputs, all on `stream`.
+  Status enqueue_frame(ShapeState& state);
+  Status run_fallback(ShapeState& state, const gpu::LoweredStep& step);
+};
+
+Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const Tensor> inputs) {
+  std::vector<Shape> signature;
+  for (const Tensor& input : inputs) signature.push_back(input.shape());
+  auto found = states.find(signature);
+  if (found != states.end()) return found->second.get();
+  auto state = std::make_unique<ShapeState>();
+  EF_RETURN_IF_ERROR(build(*state, inputs));
+  ShapeState* raw = state.get();
+  states.emplace(std::move(signature), std::move(state));
+  return raw;
+}
+
+Status CudaExecutor::Impl::build(ShapeState& state, std::span<const Tensor> inputs) {
+  std::vector<TensorDesc> descs;
+  for (const Tensor& input : inputs) descs.push_back(input.desc());
+  EF_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(*graph, descs));
+  EF_ASSIGN_OR_RETURN(state.lowered, gpu::lower_plan(*graph, std::move(plan)));
+  const gpu::LoweredPlan& lowered = state.lowered;
+
+  EF_RETURN_IF_ERROR(device_alloc(state.arena, lowered.plan.arena_bytes));
+  EF_RETURN_IF_ERROR(device_alloc(state.constants, lowered.constants.size()));
+  state.device_bytes = lowered.plan.arena_bytes + lowered.constants.size();
+  if (!lowered.constants.empty()) {
+    EF_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(state.constants.get(), lowered.constants.data(), lowered.constants.size(), cudaMemcpyHostToDevice));
+  }
+  state.bindings.arena = state.arena.get();
+  state.bindings.constants = state.constants.get();
+  for (const Tensor& input : inputs) {
+    state.inputs.emplace_back();
+    state.pinned_inputs.emplace_back();
+    EF_RETURN_IF_ERROR(device_alloc(state.inputs.back(), input.nbytes()));
+    EF_RETURN_IF_ERROR(pinned_alloc(state.pinned_inputs.back(), input.nbytes()));
+    state.bindings.inputs.push_back(state.inputs.back().get());
+    state.device_bytes += input.nbytes();
+  }
+  for (const TensorDesc& desc : lowered.output_descs) {
+    state.outputs.emplace_back();
+    state.pinned_outputs.emplace_back();
+    EF_RETURN_IF_ERROR(device_alloc(state.outputs.back(), desc.nbytes()));
+    EF_RETURN_IF_ERROR(pinned_alloc(state.pinned_outputs.back(), desc.nbytes()));
+    state.bindings.outputs.push_back(state.outputs.back().get());
+    state.device_bytes += desc.nbytes();
+  }
+
+  if (options.use_cuda_graph && lowered.fallback_count() == 0) {
+    EF_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    const Status enqueued = enqueue_frame(state);
+    const cudaError_t ended = cudaStreamEndCapture(stream, &state.graph);
+    EF_RETURN_IF_ERROR(enqueued);
+    EF_CUDA_RETURN_IF_ERROR(ended);
+    EF_CUDA_RETURN_IF_ERROR(cudaGraphInstantiateWithFlags(&state.graph_exec, state.graph, 0));
+  }
+  return Status::ok();
+}
+
+Status CudaExecutor::Impl::run_fallback(ShapeState& state, const gpu::LoweredStep& step) {
+  EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  const gpu::LoweredPlan& lowered = state.lowered;
+  const auto read = [&](ValueId v, Tensor& tensor) -> Status {
+    const void* from = gpu::resolve(state.bindings, lowered.value_refs[static_cast<size_t>(v)]);
+    if (from == nullptr) return Status(StatusCode::kInternal, make_message("value ", v, " has no device storage"));
+    EF_CUDA_RETURN_IF_ERROR(cudaMemcpy(tensor.raw_data(), from, tensor.nbytes(), cudaMemcpyDeviceToHost));
+    return Status::ok();
+  };
+  const auto write = [&](ValueId v, const Tensor& tensor) -> Status {
+    void* to = gpu::resolve(state.bindings, lowered.value_refs[static_cast<size_t>(v)]);
+    if (to != nullptr) {
+      EF_CUDA_RETURN_IF_ERROR(cudaMemcpy(to, tensor.raw_data(), tensor.nbytes(), cudaMemcpyHostToDevice));
+    }
+    return Status::ok();
+  };
+  return gpu::run_cpu_fallback(*graph, lowered, step, read, write);
+}
+
+Status CudaExecutor::Impl::enqueue_frame(ShapeState& state) {
+  const gpu::LoweredPlan& lowered = state.lowered;
+  for (size_t i = 0; i < state.inputs.size(); ++i) {
+    const size_t bytes = lowered.plan.descs[static_cast<size_t>(graph->inputs()[i])].nbytes();
+    if (bytes > 0) {
+      EF_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(state.inputs[i].get(), state.pinned_inputs[i].get(), bytes, cudaMemcpyHostToDevice, stream));
+    }
+  }
+  for (const gpu::LoweredStep& step : lowered.steps) {
+    if (step.is_fallback()) {
+      EF_RETURN_IF_ERROR(run_fallback(state, step));
+      continue;
+    }
+    const gpu::StepParams params = gpu::bind_step(step, state.bindings);
+    Status launched = Status::ok();
+    std::visit(
+        [&](const auto& p) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(p)>, gpu::CpuFallbackStep>) {
+            launched = launch_step(p, stream);
+          }
+        },
+        params);
+    if (!launched.is_ok()) return launched.with_context(step.node >= 0 ? graph->describe_node(step.node) : "output");
+  }
+  for (size_t j = 0; j < state.outputs.size(); ++j) {
+    const size_t bytes = lowered.output_descs[j].nbytes();
+    if (bytes > 0) {
+      EF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(state.pinned_outputs[j].get(), state.outputs[j].get(), bytes,
+                                              cudaMemcpyDeviceToHost, stream));
+    }
+  }
+  return Status::ok();
+}
+
+CudaExecutor::CudaExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudaExecutor::~CudaExecutor() = default;
+
+Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<const Graph> graph,
+                                                           CudaExecutorOptions options) {
+  EF_ASSERT(graph != nullptr);
+  EF_RETURN_IF_ERROR(graph->verify());
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || options.device < 0 || options.device >= count) {
+    cudaGetLastError();  // clear the sticky error of a missing driver
+    return unsupported("CUDA device ", options.device, " is not present (", count, " device(s) found)");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->graph = std::move(graph);
+  impl->options = options;
+  EF_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device));
+  EF_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking));
+  return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
+}
+
+Result<std::vector<Tensor>> CudaExecutor::run(std::span<const Tensor> inputs) {
+  Impl& impl = *impl_;
+  const Graph& graph = *impl.graph;
+  if (inputs.size() != graph.inputs().size()) {
+    return invalid_argument("model takes ", graph.inputs().size(), " inputs, got ", inputs.size());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& value = graph.value(graph.inputs()[i]);
+    if (!inputs[i].has_data() || inputs[i].dtype() != value.desc.dtype) {
+      return invalid_argument("input '", value.name, "' is ", inputs[i].desc().to_string(), ", the model expects ",
+                              value.desc.to_string());
+    }
+  }
+  EF_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl.options.device));
+  EF_ASSIGN_OR_RETURN(ShapeState * state, impl.state_for(inputs));
+  impl.last = state;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].nbytes() > 0) std::memcpy(state->pinned_inputs[i].get(), inputs[i].raw_data(), inputs[i].nbytes());
+  }
+  impl.last_used_graph = state->graph_exec != nullptr;
+  if (impl.last_used_graph) {
+    EF_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(state->graph_exec, impl.stream));
+  } else {
+    EF_RETURN_IF_ERROR(impl.enqueue_frame(*state));
+  }
+  EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(impl.stream));
+  std::vector<Tensor> outputs;
+  for (size_t j = 0; j < state->outputs.size(); ++j) {
+    const TensorDesc& desc = state->lowered.output_descs[j];
+    outputs.push_back(Tensor::empty(desc.dtype, desc.shape));
+    if (desc.nbytes() > 0) std::memcpy(outputs.back().raw_data(), state->pinned_outputs[j].get(), desc.nbytes());
+  }
+  return outputs;
+}
+
+const Graph& CudaExecutor::graph() const {
+  return *impl_->graph;
+}
+
+const gpu::LoweredPlan* CudaExecutor::last_plan() const {
+  return impl_->last != nullptr ? &impl_->last->lowered : nullptr;
+}
+
+bool CudaExecutor::last_run_used_cuda_graph() const {
+  return impl_->last_used_graph;
+}
+
+size_t CudaExecutor::last_device_bytes() const {
+  return impl_->last != nullptr ? impl_->last->device_bytes : 0;
+}
+
+}  // namespace edgefuse

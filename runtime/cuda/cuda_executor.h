@@ -1,0 +1,56 @@
+// Runs a graph on an NVIDIA GPU: per distinct input-shape signature the graph is memory-planned
+// (runtime/memory_plan.h) and lowered (lowering.h) once; the arena and the packed constants live
+// in device memory, inputs and outputs move through pinned host buffers with asynchronous
+// copies on the executor's own stream, and (when every step has a GPU kernel) the whole frame
+// (upload, every kernel, download) is captured once as a CUDA graph and replayed as one launch.
+// Steps without a GPU kernel run on the CPU between kernels (see LoweredPlan's fallbacks);
+// such plans are launched step by step.
+//
+// Plain C++ interface: only runtime/cuda/*.cu include CUDA headers. Built when CUDA is enabled
+// (EDGEFUSE_HAVE_CUDA); the tests skip when no device is present.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/lowering.h"
+#include "runtime/graph.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace edgefuse {
+
+struct CudaExecutorOptions {
+  int device = 0;
+  bool use_cuda_graph = true;  // capture each shape's plan as a CUDA graph and replay it
+};
+
+class CudaExecutor {
+ public:
+  // Fails (kUnsupported) when the device does not exist. Verifies the graph.
+  static Result<std::unique_ptr<CudaExecutor>> create(std::shared_ptr<const Graph> graph,
+                                                      CudaExecutorOptions options = {});
+  ~CudaExecutor();
+  CudaExecutor(const CudaExecutor&) = delete;
+  CudaExecutor& operator=(const CudaExecutor&) = delete;
+
+  // One host tensor per graph input, in order; returns the graph outputs as host tensors.
+  Result<std::vector<Tensor>> run(std::span<const Tensor> inputs);
+
+  const Graph& graph() const;
+  // The lowered plan of the last run's shapes (steps and CPU fallbacks), or nullptr before a run.
+  const gpu::LoweredPlan* last_plan() const;
+  // Whether the last run replayed a captured CUDA graph.
+  bool last_run_used_cuda_graph() const;
+  // Device bytes held for the last run's shapes: arena, constants, inputs and outputs.
+  size_t last_device_bytes() const;
+
+ private:
+  struct Impl;
+  explicit CudaExecutor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace edgefuse

@@ -1,0 +1,628 @@
+#include "runtime/cuda/lowering.h"
+
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "runtime/op_table.h"
+#include "runtime/ops/broadcast.h"
+#include "runtime/ops/conv_epilogue.h"
+#include "runtime/ops/conv_problem.h"
+#include "runtime/ops/pool_problem.h"
+
+namespace edgefuse::gpu {
+
+namespace {
+
+// Thrown-free "this node stays on the CPU": carries the reason into the fallback step.
+struct NotLowered {
+  std::string reason;
+};
+
+template <typename... Parts>
+NotLowered not_lowered(const Parts&... parts) {
+  return NotLowered{make_message(parts...)};
+}
+
+using StepsOrFallback = std::variant<std::vector<LoweredStep>, NotLowered>;
+
+class Lowerer {
+ public:
+  Lowerer(const Graph& graph, LoweredPlan& out) : graph_(graph), out_(out), plan_(out.plan) {}
+
+  Status lower() {
+    place_values();
+    for (size_t n = 0; n < graph_.nodes().size(); ++n) {
+      if (plan_.node_skipped[n]) continue;
+      const Node& node = graph_.nodes()[n];
+      EF_ASSIGN_OR_RETURN(StepsOrFallback lowered, lower_node(node));
+      if (auto* steps = std::get_if<std::vector<LoweredStep>>(&lowered)) {
+        for (LoweredStep& step : *steps) {
+          step.node = static_cast<NodeId>(n);
+          out_.steps.push_back(std::move(step));
+        }
+      } else {
+        LoweredStep step;
+        step.node = static_cast<NodeId>(n);
+        step.params = CpuFallbackStep{std::get<NotLowered>(lowered).reason};
+        out_.steps.push_back(std::move(step));
+      }
+    }
+    copy_remaining_outputs();
+    return Status::ok();
+  }
+
+ private:
+  const TensorDesc& desc(ValueId v) const { return plan_.descs[static_cast<size_t>(v)]; }
+  bool known(ValueId v) const { return plan_.known[static_cast<size_t>(v)].has_data(); }
+  const Tensor& known_tensor(ValueId v) const { return plan_.known[static_cast<size_t>(v)]; }
+
+  // Graph inputs and outputs, then arena values; known values get a constant block on first use.
+  void place_values() {
+    const size_t count = graph_.values().size();
+    out_.value_refs.assign(count, BufferRef{});
+    for (size_t i = 0; i < graph_.inputs().size(); ++i) {
+      out_.value_refs[static_cast<size_t>(graph_.inputs()[i])] = {Region::kInput, static_cast<int32_t>(i), 0};
+    }
+    for (size_t v = 0; v < count; ++v) {
+      if (plan_.in_arena(static_cast<ValueId>(v))) out_.value_refs[v] = {Region::kArena, 0, plan_.offset[v]};
+    }
+    for (size_t j = 0; j < graph_.outputs().size(); ++j) {
+      const auto v = static_cast<size_t>(graph_.outputs()[j]);
+      out_.output_descs.push_back(plan_.descs[v]);
+      if (out_.value_refs[v].region == Region::kNone && !known(static_cast<ValueId>(v))) {
+        out_.value_refs[v] = {Region::kOutput, static_cast<int32_t>(j), 0};
+      }
+    }
+  }
+
+  BufferRef add_constant(const void* data, size_t bytes) {
+    const size_t offset = (out_.constants.size() + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+    out_.constants.resize(offset + bytes);
+    if (bytes > 0) std::memcpy(out_.constants.data() + offset, data, bytes);
+    return {Region::kConstants, 0, static_cast<int64_t>(offset)};
+  }
+
+  // Where a kernel reads value v from: its place, or (known values) its constant block.
+  BufferRef operand(ValueId v) {
+    if (v == kNoValue) return {};
+    BufferRef& ref = out_.value_refs[static_cast<size_t>(v)];
+    if (ref.region == Region::kNone && known(v)) {
+      const Tensor& t = known_tensor(v);
+      ref = add_constant(t.raw_data(), t.nbytes());
+    }
+    return ref;
+  }
+
+  // Graph outputs whose value is not produced in place (a graph input, a constant, or an output
+  // listed twice) are copied into their buffer after the last step.
+  void copy_remaining_outputs() {
+    for (size_t j = 0; j < graph_.outputs().size(); ++j) {
+      const ValueId v = graph_.outputs()[j];
+      const BufferRef source = operand(v);
+      if (source.region == Region::kOutput && source.index == static_cast<int32_t>(j)) continue;
+      const TensorDesc& d = desc(v);
+      LoweredStep step;
+      step.node = -1;  // no node: a copy after the last one
+      BlockCopyStep copy;
+      copy.element_bytes = static_cast<int>(dtype_size(d.dtype));
+      copy.rows = 1;
+      copy.length = d.numel();
+      step.params = copy;
+      step.inputs[0] = source;
+      step.output = {Region::kOutput, static_cast<int32_t>(j), 0};
+      out_.steps.push_back(std::move(step));
+    }
+  }
+
+  // Input tensors as the CPU shape code sees them: known data, or a description only.
+  std::vector<Tensor> meta_inputs(const Node& node) const {
+    std::vector<Tensor> tensors;
+    for (ValueId v : node.inputs) {
+      if (v == kNoValue) {
+        tensors.emplace_back();
+      } else if (known(v)) {
+        tensors.push_back(known_tensor(v));
+      } else {
+        tensors.push_back(Tensor::meta(desc(v).dtype, desc(v).shape));
+      }
+    }
+    return tensors;
+  }
+  static std::vector<const Tensor*> pointers(const std::vector<Tensor>& tensors, const Node& node) {
+    std::vector<const Tensor*> out;
+    for (size_t i = 0; i < tensors.size(); ++i) out.push_back(node.inputs[i] == kNoValue ? nullptr : &tensors[i]);
+    return out;
+  }
+
+  bool all_f32(const Node& node) const {
+    for (ValueId v : node.inputs) {
+      if (v != kNoValue && desc(v).dtype != DType::kF32) return false;
+    }
+    for (ValueId v : node.outputs) {
+      if (desc(v).dtype != DType::kF32) return false;
+    }
+    return true;
+  }
+
+  template <typename Params>
+  LoweredStep step_for(const Node& node, const Params& params, std::initializer_list<ValueId> inputs) {
+    LoweredStep step;
+    step.params = params;
+    int slot = 0;
+    for (ValueId v : inputs) step.inputs[slot++] = operand(v);
+    step.output = operand(node.outputs[0]);
+    return step;
+  }
+
+  ValueId input_or_none(const Node& node, size_t i) const { return i < node.inputs.size() ? node.inputs[i] : kNoValue; }
+
+  Result<StepsOrFallback> lower_node(const Node& node) {
+    switch (node.op) {
+      case OpKind::kConv:
+        return lower_conv(node);
+      case OpKind::kRelu:
+      case OpKind::kLeakyRelu:
+      case OpKind::kSigmoid:
+      case OpKind::kTanh:
+      case OpKind::kHardSigmoid:
+      case OpKind::kHardSwish:
+      case OpKind::kClip:
+      case OpKind::kSqrt:
+      case OpKind::kExp:
+        return lower_unary(node);
+      case OpKind::kAdd:
+      case OpKind::kSub:
+      case OpKind::kMul:
+      case OpKind::kDiv:
+      case OpKind::kPow:
+      case OpKind::kPRelu:
+        return lower_binary(node);
+      case OpKind::kMaxPool:
+      case OpKind::kAveragePool:
+        return lower_pool(node);
+      case OpKind::kGlobalAveragePool:
+        return lower_global_average_pool(node);
+      case OpKind::kSoftmax:
+        return lower_softmax(node);
+      case OpKind::kBatchNormalization:
+        return lower_batch_normalization(node);
+      case OpKind::kConcat:
+        return lower_concat(node);
+      case OpKind::kSplit:
+        return lower_split(node);
+      case OpKind::kReshape:
+      case OpKind::kFlatten:
+      case OpKind::kSqueeze:
+      case OpKind::kUnsqueeze:
+      case OpKind::kIdentity:
+        return lower_contiguous_copy(node);
+      case OpKind::kTranspose:
+      case OpKind::kSlice:
+      case OpKind::kGather:
+      case OpKind::kPad:
+      case OpKind::kResize:
+        return lower_gather(node);
+      default:
+        return StepsOrFallback{not_lowered("no GPU kernel for ", op_name(node.op))};
+    }
+  }
+
+  static Result<ActivationParams> epilogue_activation(const Node& node) {
+    EF_ASSIGN_OR_RETURN(const ConvEpilogue e, conv_epilogue(node.attrs));
+    using Kind = ConvEpilogue::Kind;
+    ActivationParams a;
+    a.alpha = e.alpha;
+    a.beta = e.beta;
+    a.min = e.min;
+    a.max = e.max;
+    switch (e.kind) {
+      case Kind::kNone:
+        a.kind = Activation::kNone;
+        break;
+      case Kind::kRelu:
+        a.kind = Activation::kRelu;
+        break;
+      case Kind::kLeakyRelu:
+        a.kind = Activation::kLeakyRelu;
+        break;
+      case Kind::kClip:
+        a.kind = Activation::kClip;
+        break;
+      case Kind::kSigmoid:
+        a.kind = Activation::kSigmoid;
+        break;
+      case Kind::kHardSwish:
+        a.kind = Activation::kHardSwish;
+        break;
+      case Kind::kHardSigmoid:
+        a.kind = Activation::kHardSigmoid;
+        break;
+      case Kind::kSilu:
+        a.kind = Activation::kSilu;
+        break;
+    }
+    return a;
+  }
+
+  Result<StepsOrFallback> lower_conv(const Node& node) {
+    if (!all_f32(node)) return StepsOrFallback{not_lowered("Conv on a dtype other than f32")};
+    const std::vector<Tensor> tensors = meta_inputs(node);
+    const std::vector<const Tensor*> inputs = pointers(tensors, node);
+    EF_ASSIGN_OR_RETURN(const ConvProblem p, conv_problem(node, inputs));
+    EF_ASSIGN_OR_RETURN(const ActivationParams activation, epilogue_activation(node));
+    EF_ASSIGN_OR_RETURN(const ConvEpilogue epilogue, conv_epilogue(node.attrs));
+    const WindowGeometry g = p.geometry.padded_to(3);
+    ConvStep s;
+    s.batch = p.batch;
+    s.in_channels = p.in_channels;
+    s.out_channels = p.out_channels;
+    s.group = p.group;
+    for (int a = 0; a < 3; ++a) {
+      s.input[a] = g.input[a];
+      s.kernel[a] = g.kernel[a];
+      s.stride[a] = g.strides[a];
+      s.dilation[a] = g.dilations[a];
+      s.pad_begin[a] = g.pad_begin[a];
+      s.output[a] = g.output[a];
+    }
+    s.activation = activation;
+    s.residual_after_activation = epilogue.residual_after_activation;
+    return StepsOrFallback{std::vector{
+        step_for(node, s, {node.inputs[0], node.inputs[1], input_or_none(node, 2), input_or_none(node, 3)})}};
+  }
+
+  // A known scalar bound of Clip (input 1: min, 2: max), or the default when absent.
+  std::optional<float> clip_bound(const Node& node, size_t index, float absent) const {
+    const ValueId v = input_or_none(node, index);
+    if (v == kNoValue) return absent;
+    if (!known(v) || known_tensor(v).numel() != 1) return std::nullopt;
+    return static_cast<float>(known_tensor(v).double_at(0));
+  }
+
+  Result<StepsOrFallback> lower_unary(const Node& node) {
+    if (!all_f32(node)) return StepsOrFallback{not_lowered(op_name(node.op), " on a dtype other than f32")};
+    UnaryStep s;
+    s.elements = desc(node.outputs[0]).numel();
+    ActivationParams& a = s.activation;
+    switch (node.op) {
+      case OpKind::kRelu:
+        a.kind = Activation::kRelu;
+        break;
+      case OpKind::kLeakyRelu:
+        a.kind = Activation::kLeakyRelu;
+        a.alpha = node.attrs.get_float("alpha", 0.01f);
+        break;
+      case OpKind::kSigmoid:
+        a.kind = Activation::kSigmoid;
+        break;
+      case OpKind::kTanh:
+        a.kind = Activation::kTanh;
+        break;
+      case OpKind::kHardSigmoid:
+        a.kind = Activation::kHardSigmoid;
+        a.alpha = node.attrs.get_float("alpha", 0.2f);
+        a.beta = node.attrs.get_float("beta", 0.5f);
+        break;
+      case OpKind::kHardSwish:
+        a.kind = Activation::kHardSwish;
+        break;
+      case OpKind::kClip: {
+        const std::optional<float> lo = clip_bound(node, 1, std::numeric_limits<float>::lowest());
+        const std::optional<float> hi = clip_bound(node, 2, std::numeric_limits<float>::max());
+        if (!lo || !hi) return StepsOrFallback{not_lowered("Clip bounds only known at run time")};
+        a.kind = Activation::kClip;
+        a.min = *lo;
+        a.max = *hi;
+        break;
+      }
+      case OpKind::kSqrt:
+        a.kind = Activation::kSqrt;
+        break;
+      default:
+        a.kind = Activation::kExp;
+        break;
+    }
+    return StepsOrFallback{std::vector{step_for(node, s, {node.inputs[0]})}};
+  }
+
+  Result<StepsOrFallback> lower_binary(const Node& node) {
+    if (!all_f32(node)) return StepsOrFallback{not_lowered(op_name(node.op), " on a dtype other than f32")};
+    const Shape& out_shape = desc(node.outputs[0]).shape;
+    if (out_shape.size() > static_cast<size_t>(kMaxRank)) {
+      return StepsOrFallback{not_lowered("output rank ", out_shape.size(), " exceeds ", kMaxRank)};
+    }
+    BinaryStep s;
+    switch (node.op) {
+      case OpKind::kAdd:
+        s.op = BinaryOp::kAdd;
+        break;
+      case OpKind::kSub:
+        s.op = BinaryOp::kSub;
+        break;
+      case OpKind::kMul:
+        s.op = BinaryOp::kMul;
+        break;
+      case OpKind::kDiv:
+        s.op = BinaryOp::kDiv;
+        break;
+      case OpKind::kPow:
+        s.op = BinaryOp::kPow;
+        break;
+      default:
+        s.op = BinaryOp::kPRelu;
+        break;
+    }
+    const std::vector<int64_t> a = broadcast_strides(desc(node.inputs[0]).shape, out_shape);
+    const std::vector<int64_t> b = broadcast_strides(desc(node.inputs[1]).shape, out_shape);
+    s.rank = static_cast<int>(out_shape.size());
+    for (int d = 0; d < s.rank; ++d) {
+      s.dims[d] = out_shape[static_cast<size_t>(d)];
+      s.strides_a[d] = a[static_cast<size_t>(d)];
+      s.strides_b[d] = b[static_cast<size_t>(d)];
+    }
+    return StepsOrFallback{std::vector{step_for(node, s, {node.inputs[0], node.inputs[1]})}};
+  }
+
+  Result<StepsOrFallback> lower_pool(const Node& node) {
+    if (!all_f32(node)) return StepsOrFallback{not_lowered(op_name(node.op), " on a dtype other than f32")};
+    if (node.outputs.size() > 1 && node.outputs[1] != kNoValue) {
+      return StepsOrFallback{not_lowered("MaxPool with the Indices output")};
+    }
+    const Tensor x = Tensor::meta(DType::kF32, desc(node.inputs[0]).shape);
+    EF_ASSIGN_OR_RETURN(const PoolProblem p, pool_problem(node, x));
+    const WindowGeometry g = p.geometry.padded_to(3);
+    PoolStep s;
+    s.average = node.op == OpKind::kAveragePool;
+    s.count_include_pad = node.attrs.get_int("count_include_pad", 0) != 0;
+    s.planes = p.batch * p.channels;
+    for (int a = 0; a < 3; ++a) {
+      s.input[a] = g.input[a];
+      s.kernel[a] = g.kernel[a];
+      s.stride[a] = g.strides[a];
+      s.dilation[a] = g.dilations[a];
+      s.pad_begin[a] = g.pad_begin[a];
+      s.pad_end[a] = g.pad_end[a];
+      s.output[a] = g.output[a];
+    }
+    return StepsOrFallback{std::vector{step_for(node, s, {node.inputs[0]})}};
+  }
+
+  Result<StepsOrFallback> lower_global_average_pool(const Node& node) {
+    if (!all_f32(node)) return StepsOrFallback{not_lowered("GlobalAveragePool on a dtype other than f32")};
+    const Shape& shape = desc(node.inputs[0]).shape;
+    PlaneMeanStep s;
+    s.planes = shape[0] * shape[1];
+    s.plane_size = s.planes == 0 ? 0 : shape_numel(shape) / s.planes;
+    return StepsOrFallback{std::vector{step_for(node, s, {node.inputs[0]})}};
+  }
+
+  // The [outer, length, inner] view of runtime/ops/softmax.cpp: opset 13 normalises along `axis`;
+  // nodes imported from older opsets (legacy_flatten = 1) normalise over all dims from `axis` on.
+  Result<StepsOrFallback> lower_softmax(const Node& node) {
+    if (!all_f32(node)) return StepsOrFallback{not_lowered("Softmax on a dtype other than f32")};
+    const Shape& shape = desc(node.inputs[0]).shape;
+    const bool legacy = node.attrs.get_int("legacy_flatten", 0) == 1;
+    const auto rank = static_cast<int64_t>(shape.size());
+    int64_t axis = node.attrs.get_int("axis", legacy ? 1 : -1);
+    if (axis < -rank || axis >= rank) return invalid_model("Softmax axis ", axis, " is out of range for rank ", rank);
+    if (axis < 0) axis += rank;
+    const std::span<const int64_t> dims(shape);
+    SoftmaxStep s;
+    s.outer = shape_numel(dims.first(static_cast<size_t>(axis)));
+    s.length = legacy ? shape_numel(dims.subspan(static_cast<size_t>(axis))) : shape[static_cast<size_t>(axis)];
+    s.inner = legacy ? 1 : shape_numel(dims.subspan(static_cast<size_t>(axis) + 1));
+    if (s.length == 0 || s.inner == 0) s.outer = 0;  // nothing to normalise
+    return StepsOrFallback{std::vector{step_for(node, s, {node.inputs[0]})}};
+  }
+
+  // Inference-mode BatchNormalization with known statistics: one scale and shift per channel,
+  // computed in double as the reference kernel does.
+  Result<StepsOrFallback> lower_batch_normalization(const Node& node) {
+    if (!all_f32(node) || node.inputs.size() < 5) {
+      return StepsOrFallback{not_lowered("BatchNormalization on a dtype other than f32")};
+    }
+    for (size_t i = 1; i < 5; ++i) {
+      if (!known(node.inputs[i])) return StepsOrFallback{not_lowered("BatchNormalization statistics not constant")};
+    }
+    if (node.attrs.get_int("training_mode", 0) != 0) {
+      return StepsOrFallback{not_lowered("BatchNormalization in training mode")};
+    }
+    const Shape& shape = desc(node.inputs[0]).shape;
+    if (shape.size() < 2) return StepsOrFallback{not_lowered("BatchNormalization input of rank < 2")};
+    const int64_t channels = shape[1];
+    const double epsilon = node.attrs.get_float("epsilon", 1e-5f);
+    std::vector<float> scale(static_cast<size_t>(channels));
+    std::vector<float> shift(static_cast<size_t>(channels));
+    for (int64_t c = 0; c < channels; ++c) {
+      const double multiplier =
+          known_tensor(node.inputs[1]).double_at(c) / std::sqrt(known_tensor(node.inputs[4]).double_at(c) + epsilon);
+      scale[static_cast<size_t>(c)] = static_cast<float>(multiplier);
+      shift[static_cast<size_t>(c)] = static_cast<float>(known_tensor(node.inputs[2]).double_at(c) -
+                                                         known_tensor(node.inputs[3]).double_at(c) * multiplier);
+    }
+    ChannelAffineStep s;
+    s.elements = shape_numel(shape);
+    s.channels = channels;
+    s.inner = shape_numel(std::span(shape).subspan(2));
+    LoweredStep step = step_for(node, s, {node.inputs[0]});
+    step.inputs[1] = add_constant(scale.data(), scale.size() * sizeof(float));
+    step.inputs[2] = add_constant(shift.data(), shift.size() * sizeof(float));
+    return StepsOrFallback{std::vector{std::move(step)}};
+  }
+
+  static int64_t normalized_axis(const Node& node, size_t rank) {
+    int64_t axis = node.attrs.get_int("axis", 0);
+    return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+  }
+
+  // One block copy per input into its part of the output along the axis.
+  Result<StepsOrFallback> lower_concat(const Node& node) {
+    const TensorDesc& out = desc(node.outputs[0]);
+    const int64_t axis = normalized_axis(node, out.shape.size());
+    const std::span<const int64_t> dims(out.shape);
+    const int64_t outer = shape_numel(dims.first(static_cast<size_t>(axis)));
+    const int64_t inner = shape_numel(dims.subspan(static_cast<size_t>(axis) + 1));
+    std::vector<LoweredStep> steps;
+    int64_t at = 0;
+    for (ValueId input : node.inputs) {
+      const int64_t part = desc(input).shape[static_cast<size_t>(axis)];
+      BlockCopyStep s;
+      s.element_bytes = static_cast<int>(dtype_size(out.dtype));
+      s.rows = outer;
+      s.length = part * inner;
+      s.src_stride = s.length;
+      s.dst_stride = out.shape[static_cast<size_t>(axis)] * inner;
+      s.dst_offset = at * inner;
+      at += part;
+      if (s.count() > 0) steps.push_back(step_for(node, s, {input}));
+    }
+    return StepsOrFallback{std::move(steps)};
+  }
+
+  // One block copy per output from its part of the input along the axis.
+  Result<StepsOrFallback> lower_split(const Node& node) {
+    const TensorDesc& in = desc(node.inputs[0]);
+    const int64_t axis = normalized_axis(node, in.shape.size());
+    const std::span<const int64_t> dims(in.shape);
+    const int64_t outer = shape_numel(dims.first(static_cast<size_t>(axis)));
+    const int64_t inner = shape_numel(dims.subspan(static_cast<size_t>(axis) + 1));
+    std::vector<LoweredStep> steps;
+    int64_t at = 0;
+    for (ValueId output : node.outputs) {
+      if (output == kNoValue) continue;
+      const int64_t part = desc(output).shape[static_cast<size_t>(axis)];
+      BlockCopyStep s;
+      s.element_bytes = static_cast<int>(dtype_size(in.dtype));
+      s.rows = outer;
+      s.length = part * inner;
+      s.src_stride = in.shape[static_cast<size_t>(axis)] * inner;
+      s.src_offset = at * inner;
+      s.dst_stride = s.length;
+      at += part;
+      LoweredStep step;
+      step.params = s;
+      step.inputs[0] = operand(node.inputs[0]);
+      step.output = operand(output);
+      if (s.count() > 0) steps.push_back(std::move(step));
+    }
+    return StepsOrFallback{std::move(steps)};
+  }
+
+  Result<StepsOrFallback> lower_contiguous_copy(const Node& node) {
+    const TensorDesc& out = desc(node.outputs[0]);
+    BlockCopyStep s;
+    s.element_bytes = static_cast<int>(dtype_size(out.dtype));
+    s.rows = 1;
+    s.length = out.numel();
+    std::vector<LoweredStep> steps;
+    if (s.count() > 0) steps.push_back(step_for(node, s, {node.inputs[0]}));
+    return StepsOrFallback{std::move(steps)};
+  }
+
+  // Ops that only move elements: the CPU reference kernel runs once on the element numbers
+  // (1-based, so Pad's fill of 0 reads as "no source") and its output is the gather map.
+  Result<StepsOrFallback> lower_gather(const Node& node) {
+    const ValueId data = node.inputs[0];
+    const TensorDesc& in = desc(data);
+    const TensorDesc& out = desc(node.outputs[0]);
+    if (node.outputs.size() != 1) return StepsOrFallback{not_lowered(op_name(node.op), " with several outputs")};
+    if (node.op == OpKind::kResize && node.attrs.get_string("mode", "nearest") != "nearest") {
+      return StepsOrFallback{not_lowered("Resize in mode '", node.attrs.get_string("mode", ""), "'")};
+    }
+    for (size_t i = 1; i < node.inputs.size(); ++i) {
+      if (node.inputs[i] != kNoValue && !known(node.inputs[i])) {
+        return StepsOrFallback{not_lowered(op_name(node.op), " input ", i, " only known at run time")};
+      }
+    }
+    std::vector<Tensor> tensors = meta_inputs(node);
+    Tensor numbers = Tensor::empty(DType::kI64, in.shape);
+    int64_t* number = numbers.data<int64_t>();
+    for (int64_t i = 0; i < numbers.numel(); ++i) number[i] = i + 1;
+    tensors[0] = numbers;
+    uint64_t fill = 0;
+    if (node.op == OpKind::kPad && node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
+      const Tensor& value = known_tensor(node.inputs[2]);
+      if (value.numel() != 1 || value.nbytes() > sizeof(fill)) {
+        return StepsOrFallback{not_lowered("Pad constant_value is not one element")};
+      }
+      std::memcpy(&fill, value.raw_data(), value.nbytes());
+      tensors[2] = Tensor::scalar<int64_t>(0);
+    }
+    Tensor map = Tensor::empty(DType::kI64, out.shape);
+    Tensor* map_output = &map;
+    const std::vector<const Tensor*> inputs = pointers(tensors, node);
+    EF_RETURN_IF_ERROR(op_def(node.op).reference(KernelArgs{node, inputs, std::span(&map_output, 1), nullptr}));
+    int64_t* from = map.data<int64_t>();
+    for (int64_t i = 0; i < map.numel(); ++i) from[i] -= 1;
+    GatherStep s;
+    s.element_bytes = static_cast<int>(dtype_size(out.dtype));
+    s.elements = out.numel();
+    s.fill = fill;
+    LoweredStep step = step_for(node, s, {data});
+    step.inputs[1] = add_constant(map.raw_data(), map.nbytes());
+    std::vector<LoweredStep> steps;
+    if (s.count() > 0) steps.push_back(std::move(step));
+    return StepsOrFallback{std::move(steps)};
+  }
+
+  const Graph& graph_;
+  LoweredPlan& out_;
+  const MemoryPlan& plan_;
+};
+
+}  // namespace
+
+int LoweredPlan::fallback_count() const {
+  int count = 0;
+  for (const LoweredStep& step : steps) count += step.is_fallback() ? 1 : 0;
+  return count;
+}
+
+std::vector<std::string> LoweredPlan::describe_fallbacks(const Graph& graph) const {
+  std::vector<std::string> lines;
+  for (const LoweredStep& step : steps) {
+    if (const auto* fallback = std::get_if<CpuFallbackStep>(&step.params)) {
+      lines.push_back(make_message(graph.describe_node(step.node), ": ", fallback->reason));
+    }
+  }
+  return lines;
+}
+
+Result<LoweredPlan> lower_plan(const Graph& graph, MemoryPlan plan) {
+  LoweredPlan lowered;
+  lowered.plan = std::move(plan);
+  EF_RETURN_IF_ERROR(Lowerer(graph, lowered).lower());
+  return lowered;
+}
+
+void* resolve(const Bindings& bindings, const BufferRef& ref) {
+  switch (ref.region) {
+    case Region::kNone:
+      return nullptr;
+    case Region::kArena:
+      return static_cast<std::byte*>(bindings.arena) + ref.offset;
+    case Region::kConstants:
+      return const_cast<std::byte*>(static_cast<const std::byte*>(bindings.constants)) + ref.offset;
+    case Region::kInput:
+      return const_cast<void*>(bindings.inputs[static_cast<size_t>(ref.index)]);
+    case Region::kOutput:
+      return bindings.outputs[static_cast<size_t>(ref.index)];
+  }
+  return nullptr;
+}
+
+StepParams bind_step(const LoweredStep& step, const Bindings& bindings) {
+  StepParams params = step.params;
+  std::visit(
+      [&](auto& p) {
+        if constexpr (std::is_base_of_v<Operands, std::decay_t<decltype(p)>>) {
+          for (int i = 0; i < kMaxStepInputs; ++i) p.in[i] = resolve(bindings, step.inputs[i]);
+          p.out = resolve(bindings, step.output);
+        }
+      },
+      params);
+  return params;
+}
+
+}  // namespace edgefuse::gpu

@@ -1,0 +1,324 @@
+// The kernels of the GPU backend as work-item bodies: each step's parameter block (plain data,
+// passed by value to the kernel) has run(i) for work item i of count(). On the device a
+// grid-stride loop calls run(i) (cuda_executor.cu); the host emulation (host_runner.cpp) loops
+// over the same bodies. Operand pointers are filled in when a lowered plan is bound to memory
+// (lowering.h); they are raw so the blocks stay trivially copyable.
+//
+// Work items write disjoint outputs, and a pointwise item reads element i before writing it, so
+// the memory planner's in-place outputs (memory_plan.h) are safe under any execution order.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/cuda/device_math.h"
+
+namespace edgefuse::gpu {
+
+inline constexpr int kMaxRank = 8;
+inline constexpr int kMaxStepInputs = 4;
+
+// Operand slots of every step: inputs (nullptr when absent) and the one output.
+struct Operands {
+  const void* in[kMaxStepInputs] = {};
+  void* out = nullptr;
+};
+
+// Conv with the fuser's epilogue: Y = act(conv(X, W) + B + R) or act(conv(X, W) + B) + R.
+// Operands: X, W, B (optional), R (optional). 1-3 spatial axes, padded to 3 (leading unit axes).
+// One work item per output element, accumulating in f32 in the reference's tap order.
+struct ConvStep : Operands {
+  int64_t batch = 0;
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  int64_t group = 1;
+  int64_t input[3] = {1, 1, 1};
+  int64_t kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1};
+  int64_t dilation[3] = {1, 1, 1};
+  int64_t pad_begin[3] = {0, 0, 0};
+  int64_t output[3] = {1, 1, 1};
+  ActivationParams activation;
+  bool residual_after_activation = false;
+
+  EF_HOST_DEVICE int64_t count() const { return batch * out_channels * output[0] * output[1] * output[2]; }
+
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const auto* x = static_cast<const float*>(in[0]);
+    const auto* w = static_cast<const float*>(in[1]);
+    const auto* bias = static_cast<const float*>(in[2]);
+    const auto* residual = static_cast<const float*>(in[3]);
+    int64_t rest = i;
+    const int64_t ox = rest % output[2];
+    rest /= output[2];
+    const int64_t oy = rest % output[1];
+    rest /= output[1];
+    const int64_t oz = rest % output[0];
+    rest /= output[0];
+    const int64_t m = rest % out_channels;
+    const int64_t n = rest / out_channels;
+    const int64_t cg = in_channels / group;
+    const int64_t first_channel = (m / (out_channels / group)) * cg;
+    const int64_t in_plane = input[0] * input[1] * input[2];
+    const int64_t kernel_volume = kernel[0] * kernel[1] * kernel[2];
+    float acc = bias != nullptr ? bias[m] : 0.0f;
+    for (int64_t c = 0; c < cg; ++c) {
+      const float* plane = x + (n * in_channels + first_channel + c) * in_plane;
+      const float* taps = w + (m * cg + c) * kernel_volume;
+      for (int64_t kz = 0; kz < kernel[0]; ++kz) {
+        const int64_t iz = oz * stride[0] + kz * dilation[0] - pad_begin[0];
+        if (iz < 0 || iz >= input[0]) continue;
+        for (int64_t ky = 0; ky < kernel[1]; ++ky) {
+          const int64_t iy = oy * stride[1] + ky * dilation[1] - pad_begin[1];
+          if (iy < 0 || iy >= input[1]) continue;
+          for (int64_t kx = 0; kx < kernel[2]; ++kx) {
+            const int64_t ix = ox * stride[2] + kx * dilation[2] - pad_begin[2];
+            if (ix < 0 || ix >= input[2]) continue;
+            acc += plane[(iz * input[1] + iy) * input[2] + ix] * taps[(kz * kernel[1] + ky) * kernel[2] + kx];
+          }
+        }
+      }
+    }
+    float* y = static_cast<float*>(out);
+    if (residual == nullptr) {
+      y[i] = apply_activation(activation, acc);
+    } else if (residual_after_activation) {
+      y[i] = apply_activation(activation, acc) + residual[i];
+    } else {
+      y[i] = apply_activation(activation, acc + residual[i]);
+    }
+  }
+};
+
+// A unary op (or activation) on each element. Operands: X.
+struct UnaryStep : Operands {
+  int64_t elements = 0;
+  ActivationParams activation;
+
+  EF_HOST_DEVICE int64_t count() const { return elements; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    static_cast<float*>(out)[i] = apply_activation(activation, static_cast<const float*>(in[0])[i]);
+  }
+};
+
+enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kPow, kPRelu };
+
+// A broadcasting binary op on f32. Operands: A, B. Strides are in elements, 0 on broadcast dims.
+struct BinaryStep : Operands {
+  BinaryOp op = BinaryOp::kAdd;
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides_a[kMaxRank] = {};
+  int64_t strides_b[kMaxRank] = {};
+
+  EF_HOST_DEVICE int64_t count() const {
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d) n *= dims[d];
+    return n;
+  }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    int64_t offset_a = 0;
+    int64_t offset_b = 0;
+    int64_t rest = i;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t index = rest % dims[d];
+      rest /= dims[d];
+      offset_a += index * strides_a[d];
+      offset_b += index * strides_b[d];
+    }
+    const float a = static_cast<const float*>(in[0])[offset_a];
+    const float b = static_cast<const float*>(in[1])[offset_b];
+    float r = 0;
+    switch (op) {
+      case BinaryOp::kAdd:
+        r = a + b;
+        break;
+      case BinaryOp::kSub:
+        r = a - b;
+        break;
+      case BinaryOp::kMul:
+        r = a * b;
+        break;
+      case BinaryOp::kDiv:
+        r = a / b;
+        break;
+      case BinaryOp::kPow:
+        r = powf(a, b);
+        break;
+      case BinaryOp::kPRelu:
+        r = a < 0.0f ? a * b : a;
+        break;
+    }
+    static_cast<float*>(out)[i] = r;
+  }
+};
+
+// MaxPool or AveragePool over 1-3 spatial axes (padded to 3). Operands: X. One item per output.
+// A window wholly in the padding yields -inf (max) or 0 (average), as the CPU reference does.
+struct PoolStep : Operands {
+  bool average = false;
+  bool count_include_pad = false;
+  int64_t planes = 0;  // N * C
+  int64_t input[3] = {1, 1, 1};
+  int64_t kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1};
+  int64_t dilation[3] = {1, 1, 1};
+  int64_t pad_begin[3] = {0, 0, 0};
+  int64_t pad_end[3] = {0, 0, 0};
+  int64_t output[3] = {1, 1, 1};
+
+  EF_HOST_DEVICE int64_t count() const { return planes * output[0] * output[1] * output[2]; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    int64_t rest = i;
+    int64_t start[3];
+    int64_t padded_taps = 1;
+    for (int axis = 2; axis >= 0; --axis) {
+      start[axis] = (rest % output[axis]) * stride[axis] - pad_begin[axis];
+      rest /= output[axis];
+      int64_t taps = 0;
+      for (int64_t k = 0; k < kernel[axis]; ++k) {
+        const int64_t at = start[axis] + k * dilation[axis];
+        if (at >= -pad_begin[axis] && at < input[axis] + pad_end[axis]) ++taps;
+      }
+      padded_taps *= taps;
+    }
+    const float* plane = static_cast<const float*>(in[0]) + rest * input[0] * input[1] * input[2];
+    float best = -INFINITY;
+    float sum = 0;
+    int64_t seen = 0;
+    for (int64_t kz = 0; kz < kernel[0]; ++kz) {
+      const int64_t iz = start[0] + kz * dilation[0];
+      if (iz < 0 || iz >= input[0]) continue;
+      for (int64_t ky = 0; ky < kernel[1]; ++ky) {
+        const int64_t iy = start[1] + ky * dilation[1];
+        if (iy < 0 || iy >= input[1]) continue;
+        for (int64_t kx = 0; kx < kernel[2]; ++kx) {
+          const int64_t ix = start[2] + kx * dilation[2];
+          if (ix < 0 || ix >= input[2]) continue;
+          const float v = plane[(iz * input[1] + iy) * input[2] + ix];
+          if (seen == 0 || v > best) best = v;  // the first value wins even when it is NaN
+          sum += v;
+          ++seen;
+        }
+      }
+    }
+    float* y = static_cast<float*>(out);
+    if (!average) {
+      y[i] = best;
+    } else {
+      const int64_t divisor = count_include_pad ? padded_taps : seen;
+      y[i] = divisor > 0 ? sum / static_cast<float>(divisor) : 0.0f;
+    }
+  }
+};
+
+// Mean of each (n, c) plane: GlobalAveragePool. Operands: X. One item per plane.
+struct PlaneMeanStep : Operands {
+  int64_t planes = 0;
+  int64_t plane_size = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return planes; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const float* plane = static_cast<const float*>(in[0]) + i * plane_size;
+    float sum = 0;
+    for (int64_t k = 0; k < plane_size; ++k) sum += plane[k];
+    static_cast<float*>(out)[i] = plane_size > 0 ? sum / static_cast<float>(plane_size) : 0.0f;
+  }
+};
+
+// Softmax along one axis of the view [outer, length, inner]. Operands: X. One item per row.
+struct SoftmaxStep : Operands {
+  int64_t outer = 0;
+  int64_t length = 0;
+  int64_t inner = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return outer * inner; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t base = (i / inner) * length * inner + i % inner;
+    const float* x = static_cast<const float*>(in[0]) + base;
+    float* y = static_cast<float*>(out) + base;
+    float max_value = -INFINITY;
+    for (int64_t k = 0; k < length; ++k) max_value = fmaxf(max_value, x[k * inner]);
+    float sum = 0;
+    for (int64_t k = 0; k < length; ++k) {
+      const float e = expf(x[k * inner] - max_value);
+      y[k * inner] = e;
+      sum += e;
+    }
+    for (int64_t k = 0; k < length; ++k) y[k * inner] /= sum;
+  }
+};
+
+// y = x * scale[c] + shift[c] with c = (i / inner) % channels: BatchNormalization with its
+// statistics folded into one scale and shift per channel. Operands: X, scale, shift.
+struct ChannelAffineStep : Operands {
+  int64_t elements = 0;
+  int64_t channels = 1;
+  int64_t inner = 1;
+
+  EF_HOST_DEVICE int64_t count() const { return elements; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t c = (i / inner) % channels;
+    const float* scale = static_cast<const float*>(in[1]);
+    const float* shift = static_cast<const float*>(in[2]);
+    static_cast<float*>(out)[i] = static_cast<const float*>(in[0])[i] * scale[c] + shift[c];
+  }
+};
+
+// Copies an element of `element_bytes` (1, 2, 4 or 8) as one unsigned word.
+EF_HOST_DEVICE inline void copy_element(const void* src, int64_t from, void* dst, int64_t to, int element_bytes) {
+  switch (element_bytes) {
+    case 1:
+      static_cast<uint8_t*>(dst)[to] = static_cast<const uint8_t*>(src)[from];
+      break;
+    case 2:
+      static_cast<uint16_t*>(dst)[to] = static_cast<const uint16_t*>(src)[from];
+      break;
+    case 4:
+      static_cast<uint32_t*>(dst)[to] = static_cast<const uint32_t*>(src)[from];
+      break;
+    default:
+      static_cast<uint64_t*>(dst)[to] = static_cast<const uint64_t*>(src)[from];
+      break;
+  }
+}
+
+// rows x length block: dst[row * dst_stride + dst_offset + k] = src[row * src_stride + src_offset + k].
+// Concat and Split move one block per input or output this way; Reshape and its kin are one row.
+// Operands: source. Offsets and strides are in elements.
+struct BlockCopyStep : Operands {
+  int element_bytes = 4;
+  int64_t rows = 0;
+  int64_t length = 0;
+  int64_t src_stride = 0;
+  int64_t src_offset = 0;
+  int64_t dst_stride = 0;
+  int64_t dst_offset = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return rows * length; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t row = i / length;
+    const int64_t k = i % length;
+    copy_element(in[0], row * src_stride + src_offset + k, out, row * dst_stride + dst_offset + k, element_bytes);
+  }
+};
+
+// y[i] = x[map[i]], or `fill` where map[i] < 0: any op that only moves elements (Transpose, Slice,
+// Pad, Gather with constant indices, nearest Resize), its map computed once when lowering.
+// Operands: X, map (i64). `fill` holds the fill element's bytes (Pad's constant value).
+struct GatherStep : Operands {
+  int element_bytes = 4;
+  int64_t elements = 0;
+  uint64_t fill = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return elements; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t from = static_cast<const int64_t*>(in[1])[i];
+    if (from >= 0) {
+      copy_element(in[0], from, out, i, element_bytes);
+    } else {
+      copy_element(&fill, 0, out, i, element_bytes);
+    }
+  }
+};
+
+}  // namespace edgefuse::gpu

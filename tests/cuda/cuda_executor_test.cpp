@@ -1,0 +1,123 @@
+// The CUDA executor on a GPU: every kernel step on the awkward graphs of gpu_op_cases, and the
+// real models, against the CPU; CUDA graph replay against step-by-step launches. Every test
+// skips (saying so) when no CUDA device is visible.
+#include "runtime/cuda/cuda_executor.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "fusion/pass_manager.h"
+#include "models/onnx/onnx_importer.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/executor.h"
+#include "tests/fusion/fusion_test_graphs.h"
+#include "tests/gpu/gpu_op_cases.h"
+#include "tests/support/assets.h"
+#include "tests/support/numerics.h"
+
+namespace edgefuse::test {
+namespace {
+
+#define REQUIRE_CUDA_DEVICE()                                                                  \
+  do {                                                                                         \
+    if (cuda_devices().empty()) {                                                              \
+      MESSAGE("SKIPPED: no CUDA device visible (the cuda tests run on a machine with a GPU)"); \
+      return;                                                                                  \
+    }                                                                                          \
+  } while (0)
+
+std::unique_ptr<CudaExecutor> make_executor(std::shared_ptr<const Graph> graph, bool use_cuda_graph) {
+  Result<std::unique_ptr<CudaExecutor>> executor =
+      CudaExecutor::create(std::move(graph), CudaExecutorOptions{.device = 0, .use_cuda_graph = use_cuda_graph});
+  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
+  return std::move(*executor);
+}
+
+std::vector<Tensor> run_on_gpu(CudaExecutor& executor, const std::vector<Tensor>& inputs) {
+  Result<std::vector<Tensor>> outputs = executor.run(inputs);
+  REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
+  return std::move(*outputs);
+}
+
+TEST_CASE("every GPU kernel step on the device matches the CPU reference kernels") {
+  REQUIRE_CUDA_DEVICE();
+  for (const GpuOpCase& c : gpu_op_cases()) {
+    INFO("case: ", c.name);
+    const std::vector<Tensor> expected = run_graph(*c.graph, c.inputs, true);
+    std::unique_ptr<CudaExecutor> executor = make_executor(c.graph, true);
+    check_gpu_outputs(run_on_gpu(*executor, c.inputs), expected, c.exact, 1e-5);
+    REQUIRE(executor->last_plan() != nullptr);
+    CHECK(executor->last_plan()->fallback_count() == c.fallbacks);
+    // A plan with a CPU fallback is launched step by step; any other is one CUDA graph.
+    CHECK(executor->last_run_used_cuda_graph() == (c.fallbacks == 0));
+  }
+}
+
+std::shared_ptr<const Graph> fused_model(const std::filesystem::path& path) {
+  Result<std::shared_ptr<Graph>> graph = import_onnx_file(path.string());
+  REQUIRE_MESSAGE(graph.is_ok(), graph.status().to_string());
+  Result<std::vector<PassReport>> reports = optimize_graph(**graph);
+  REQUIRE_MESSAGE(reports.is_ok(), reports.status().to_string());
+  return *graph;
+}
+
+void check_model_on_gpu(const std::filesystem::path& path) {
+  INFO("model: ", path.filename().string());
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  std::mt19937 rng(5);
+  const std::vector<Tensor> inputs = random_inputs_for(*graph, rng);
+  Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
+  REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
+  Result<std::vector<Tensor>> expected = cpu->run(inputs);
+  REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+
+  std::unique_ptr<CudaExecutor> graphed = make_executor(graph, true);
+  std::unique_ptr<CudaExecutor> eager = make_executor(graph, false);
+  const std::vector<Tensor> first = run_on_gpu(*graphed, inputs);
+  CHECK(graphed->last_run_used_cuda_graph());
+  check_gpu_outputs(first, *expected, false, 1e-4);
+  // Replaying the captured graph gives the same bits as the first replay and as eager launches.
+  check_gpu_outputs(run_on_gpu(*graphed, inputs), first, true, 0);
+  check_gpu_outputs(run_on_gpu(*eager, inputs), first, true, 0);
+  CHECK_FALSE(eager->last_run_used_cuda_graph());
+  MESSAGE(path.filename().string(), ": device bytes ", graphed->last_device_bytes());
+}
+
+TEST_CASE("YOLOX-nano and BlazeFace on the GPU match the CPU, CUDA graph replay equals eager launches") {
+  REQUIRE_CUDA_DEVICE();
+  ASSET_OR_SKIP(yolox, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(front, "models/blazeface_front_128.onnx");
+  ASSET_OR_SKIP(back, "models/blazeface_back_256.onnx");
+  check_model_on_gpu(yolox);
+  check_model_on_gpu(front);
+  check_model_on_gpu(back);
+}
+
+TEST_CASE("a new input shape is planned and captured once, then reused") {
+  REQUIRE_CUDA_DEVICE();
+  GraphMaker m;
+  std::mt19937 rng(3);
+  Shape any = {-1, 3, 8, 8};
+  const ValueId x = m.input(any);
+  m.output(m.node(OpKind::kRelu, {m.node(OpKind::kConv, {x, m.random_constant({4, 3, 3, 3}, rng)}, {})}));
+  auto graph = std::make_shared<const Graph>(std::move(m.graph()));
+  std::unique_ptr<CudaExecutor> executor = make_executor(graph, true);
+  for (int64_t batch : {1, 3, 1}) {
+    const std::vector<Tensor> inputs = {random_tensor(DType::kF32, {batch, 3, 8, 8}, rng)};
+    check_gpu_outputs(run_on_gpu(*executor, inputs), run_graph(*graph, inputs, true), false, 1e-5);
+  }
+}
+
+TEST_CASE("the executor refuses a device that does not exist") {
+  GraphMaker m;
+  m.output(m.node(OpKind::kRelu, {m.input({2})}));
+  Result<std::unique_ptr<CudaExecutor>> executor =
+      CudaExecutor::create(std::make_shared<const Graph>(std::move(m.graph())), CudaExecutorOptions{.device = 64});
+  REQUIRE_FALSE(executor.is_ok());
+  CHECK(executor.status().code() == StatusCode::kUnsupported);
+  CHECK(executor.status().message().find("CUDA device 64") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace edgefuse::test

@@ -1,0 +1,292 @@
+#include "tests/gpu/gpu_op_cases.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "runtime/memory_plan.h"
+#include "tests/fusion/fusion_test_graphs.h"
+#include "tests/support/numerics.h"
+
+namespace edgefuse::test {
+namespace {
+
+ValueId ints(GraphMaker& m, std::vector<int64_t> values) {
+  const auto count = static_cast<int64_t>(values.size());
+  return m.constant(Tensor::from_vector<int64_t>({count}, values));
+}
+
+ValueId floats(GraphMaker& m, std::vector<float> values) {
+  const auto count = static_cast<int64_t>(values.size());
+  return m.constant(Tensor::from_vector<float>({count}, values));
+}
+
+Attributes conv_attrs(std::vector<int64_t> pads, std::vector<int64_t> strides, std::vector<int64_t> dilations,
+                      int64_t group) {
+  Attributes a;
+  a.set("pads", std::move(pads));
+  a.set("strides", std::move(strides));
+  a.set("dilations", std::move(dilations));
+  a.set("group", group);
+  return a;
+}
+
+class CaseBuilder {
+ public:
+  explicit CaseBuilder(std::vector<GpuOpCase>& cases) : cases_(cases) {}
+
+  // Builds one case: `build` adds the nodes and outputs to the maker; inputs are random in
+  // [lo, hi) (positive for Sqrt and Pow bases).
+  template <typename Build>
+  void add(std::string name, Build build, bool exact = false, int fallbacks = 0, double lo = -2.0, double hi = 2.0) {
+    GraphMaker m;
+    std::mt19937 rng(static_cast<unsigned>(cases_.size() + 7));
+    build(m, rng);
+    GpuOpCase c;
+    c.name = std::move(name);
+    c.exact = exact;
+    c.fallbacks = fallbacks;
+    for (ValueId input : m.graph().inputs()) {
+      c.inputs.push_back(random_tensor(DType::kF32, m.graph().value(input).desc.shape, rng, lo, hi));
+    }
+    c.graph = std::make_shared<const Graph>(std::move(m.graph()));
+    cases_.push_back(std::move(c));
+  }
+
+ private:
+  std::vector<GpuOpCase>& cases_;
+};
+
+void add_conv_cases(CaseBuilder& b) {
+  b.add("conv 3x3, bias, SiLU epilogue, odd size", [](GraphMaker& m, std::mt19937& rng) {
+    Attributes a = conv_attrs({1, 1, 1, 1}, {1, 1}, {1, 1}, 1);
+    a.set("fused_activation", std::string("silu"));
+    m.output(m.node(OpKind::kConv,
+                    {m.input({1, 3, 7, 9}), m.random_constant({5, 3, 3, 3}, rng), m.random_constant({5}, rng)}, a));
+  });
+  b.add("depthwise conv, stride 2, asymmetric pads, relu", [](GraphMaker& m, std::mt19937& rng) {
+    Attributes a = conv_attrs({0, 1, 2, 1}, {2, 2}, {1, 1}, 4);
+    a.set("fused_activation", std::string("relu"));
+    m.output(m.node(OpKind::kConv, {m.input({2, 4, 9, 11}), m.random_constant({4, 1, 3, 3}, rng)}, a));
+  });
+  b.add("1x1 conv, residual after a sigmoid epilogue", [](GraphMaker& m, std::mt19937& rng) {
+    Attributes a = conv_attrs({0, 0, 0, 0}, {1, 1}, {1, 1}, 1);
+    a.set("fused_activation", std::string("sigmoid"));
+    a.set("fused_residual_after_activation", int64_t{1});
+    const ValueId x = m.input({1, 6, 5, 4});
+    const ValueId residual = m.input({1, 3, 5, 4});
+    m.output(
+        m.node(OpKind::kConv, {x, m.random_constant({3, 6, 1, 1}, rng), m.random_constant({3}, rng), residual}, a));
+  });
+  b.add("conv with residual before a clip epilogue, dilation 2, group 2", [](GraphMaker& m, std::mt19937& rng) {
+    Attributes a = conv_attrs({2, 1, 2, 3}, {1, 2}, {2, 1}, 2);
+    a.set("fused_activation", std::string("clip"));
+    a.set("fused_min", -0.25f);
+    a.set("fused_max", 0.5f);
+    const ValueId x = m.input({1, 4, 8, 7});
+    const ValueId y =
+        m.node(OpKind::kConv, {x, m.random_constant({6, 2, 3, 2}, rng)}, conv_attrs({2, 1, 2, 3}, {1, 2}, {2, 1}, 2));
+    m.output(m.node(OpKind::kConv, {x, m.random_constant({6, 2, 3, 2}, rng), kNoValue, y}, a));
+  });
+  b.add("1-D conv, stride 3, hard-swish epilogue", [](GraphMaker& m, std::mt19937& rng) {
+    Attributes a = conv_attrs({1, 2}, {3}, {1}, 1);
+    a.set("fused_activation", std::string("hard_swish"));
+    m.output(m.node(OpKind::kConv, {m.input({2, 3, 17}), m.random_constant({4, 3, 4}, rng)}, a));
+  });
+  b.add("3-D conv, leaky relu epilogue", [](GraphMaker& m, std::mt19937& rng) {
+    Attributes a = conv_attrs({1, 0, 1, 0, 1, 1}, {1, 2, 1}, {1, 1, 1}, 1);
+    a.set("fused_activation", std::string("leaky_relu"));
+    a.set("fused_alpha", 0.2f);
+    m.output(m.node(OpKind::kConv, {m.input({1, 2, 4, 5, 3}), m.random_constant({3, 2, 2, 3, 2}, rng)}, a));
+  });
+}
+
+void add_pointwise_cases(CaseBuilder& b) {
+  b.add("unary chain: relu, leaky relu, sigmoid, tanh, hard sigmoid, hard swish, clip, exp",
+        [](GraphMaker& m, std::mt19937&) {
+          const ValueId x = m.input({3, 5, 7});
+          Attributes leaky;
+          leaky.set("alpha", 0.3f);
+          Attributes hard;
+          hard.set("alpha", 0.4f);
+          hard.set("beta", 0.3f);
+          m.output(m.node(OpKind::kRelu, {x}));
+          m.output(m.node(OpKind::kLeakyRelu, {x}, leaky));
+          m.output(m.node(OpKind::kSigmoid, {x}));
+          m.output(m.node(OpKind::kTanh, {x}));
+          m.output(m.node(OpKind::kHardSigmoid, {x}, hard));
+          m.output(m.node(OpKind::kHardSwish, {x}));
+          m.output(m.node(OpKind::kClip, {x, m.constant(Tensor::scalar<float>(-0.5f)), kNoValue}));
+          m.output(m.node(OpKind::kExp, {m.node(OpKind::kSigmoid, {x})}));  // Exp in place of a dying value
+        });
+  b.add(
+      "sqrt and pow with broadcast exponents",
+      [](GraphMaker& m, std::mt19937&) {
+        const ValueId x = m.input({2, 3, 4});
+        m.output(m.node(OpKind::kSqrt, {x}));
+        m.output(m.node(OpKind::kPow, {x, floats(m, {0.5f, 2.0f, -1.0f, 3.0f})}));
+      },
+      false, 0, 0.1, 3.0);
+  b.add("broadcasting add, sub, mul, div, prelu", [](GraphMaker& m, std::mt19937& rng) {
+    const ValueId x = m.input({2, 3, 4, 5});
+    const ValueId per_channel = m.random_constant({3, 1, 1}, rng, 0.5, 1.5);
+    const ValueId row = m.input({5});
+    m.output(m.node(OpKind::kAdd, {x, per_channel}));
+    m.output(m.node(OpKind::kSub, {row, x}));
+    m.output(m.node(OpKind::kMul, {m.input({2, 1, 4, 1}), x}));
+    m.output(m.node(OpKind::kDiv, {x, per_channel}));
+    m.output(m.node(OpKind::kPRelu, {x, per_channel}));
+  });
+  b.add("batch normalization", [](GraphMaker& m, std::mt19937& rng) {
+    m.output(m.node(OpKind::kBatchNormalization,
+                    {m.input({2, 3, 4, 5}), m.random_constant({3}, rng), m.random_constant({3}, rng),
+                     m.random_constant({3}, rng), m.random_constant({3}, rng, 0.5, 2.0)}));
+  });
+  b.add("softmax along a middle axis and a legacy flatten", [](GraphMaker& m, std::mt19937&) {
+    const ValueId x = m.input({2, 5, 3});
+    Attributes middle;
+    middle.set("axis", int64_t{1});
+    Attributes legacy;
+    legacy.set("axis", int64_t{1});
+    legacy.set("legacy_flatten", int64_t{1});
+    m.output(m.node(OpKind::kSoftmax, {x}, middle));
+    m.output(m.node(OpKind::kSoftmax, {x}, legacy));
+  });
+}
+
+void add_pool_cases(CaseBuilder& b) {
+  b.add("max pool 3x3 stride 2 ceil mode, average pools with and without the padding",
+        [](GraphMaker& m, std::mt19937&) {
+          const ValueId x = m.input({1, 3, 9, 8});
+          Attributes max;
+          max.set("kernel_shape", std::vector<int64_t>{3, 3});
+          max.set("strides", std::vector<int64_t>{2, 2});
+          max.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+          max.set("ceil_mode", int64_t{1});
+          m.output(m.node(OpKind::kMaxPool, {x}, max));
+          for (int64_t include : {0, 1}) {
+            Attributes avg;
+            avg.set("kernel_shape", std::vector<int64_t>{2, 3});
+            avg.set("strides", std::vector<int64_t>{1, 2});
+            avg.set("pads", std::vector<int64_t>{1, 0, 0, 2});
+            avg.set("count_include_pad", include);
+            m.output(m.node(OpKind::kAveragePool, {x}, avg));
+          }
+          m.output(m.node(OpKind::kGlobalAveragePool, {x}));
+        });
+  b.add("SPP: parallel 5/9/13 max pools concatenated", [](GraphMaker& m, std::mt19937& rng) {
+    const ValueId x = m.input({1, 2, 16, 16});  // 4 x 16 x 16 floats: aligned blocks, so aliased
+    const ValueId y =
+        m.node(OpKind::kConv, {x, m.random_constant({4, 2, 1, 1}, rng)}, conv_attrs({0, 0, 0, 0}, {1, 1}, {1, 1}, 1));
+    std::vector<ValueId> parts = {y};
+    for (int64_t k : {5, 9, 13}) {
+      Attributes a;
+      a.set("kernel_shape", std::vector<int64_t>{k, k});
+      a.set("pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
+      parts.push_back(m.node(OpKind::kMaxPool, {y}, a));
+    }
+    Attributes axis;
+    axis.set("axis", int64_t{1});
+    m.output(m.node(OpKind::kRelu, {m.node(OpKind::kConcat, parts, axis)}));
+  });
+}
+
+void add_movement_cases(CaseBuilder& b) {
+  b.add(
+      "concat on a later axis (copied), split, reshape",
+      [](GraphMaker& m, std::mt19937&) {
+        const ValueId a = m.node(OpKind::kRelu, {m.input({2, 3, 4})});
+        const ValueId c = m.node(OpKind::kRelu, {m.input({2, 3, 1})});
+        Attributes axis2;
+        axis2.set("axis", int64_t{-1});
+        const ValueId cat = m.node(OpKind::kConcat, {a, c, a}, axis2);
+        m.output(cat);
+        Attributes axis1;
+        axis1.set("axis", int64_t{1});
+        const ValueId first = m.node(OpKind::kSplit, {cat, ints(m, {1, 2})}, axis1);
+        Graph& g = m.graph();
+        const ValueId second = g.add_value("split_second", TensorDesc{DType::kF32, {}});
+        g.nodes().back().outputs.push_back(second);
+        g.value(second).producer = static_cast<NodeId>(g.nodes().size() - 1);
+        m.output(first);
+        m.output(second);
+        m.output(m.node(OpKind::kReshape, {cat, ints(m, {6, -1})}));
+      },
+      true);
+  b.add(
+      "transpose, slice with a negative step, pads (constant, reflect, edge), nearest resize, gather",
+      [](GraphMaker& m, std::mt19937&) {
+        const ValueId x = m.node(OpKind::kRelu, {m.input({1, 3, 5, 6})});
+        Attributes perm;
+        perm.set("perm", std::vector<int64_t>{0, 2, 3, 1});
+        m.output(m.node(OpKind::kTranspose, {x}, perm));
+        m.output(m.node(OpKind::kSlice, {x, ints(m, {-1, 1}), ints(m, {0, 6}), ints(m, {2, 3}), ints(m, {-2, 2})}));
+        const ValueId pads = ints(m, {0, 1, 2, 0, 0, 2, 1, 3});
+        m.output(m.node(OpKind::kPad, {x, pads, m.constant(Tensor::scalar<float>(0.5f))}));
+        for (const char* mode : {"reflect", "edge"}) {
+          Attributes a;
+          a.set("mode", std::string(mode));
+          m.output(m.node(OpKind::kPad, {x, ints(m, {0, 0, 1, 2, 0, 0, 2, 1})}, a));
+        }
+        Attributes nearest;
+        nearest.set("mode", std::string("nearest"));
+        m.output(m.node(OpKind::kResize, {x, kNoValue, floats(m, {1.0f, 1.0f, 2.0f, 1.5f})}, nearest));
+        Attributes axis;
+        axis.set("axis", int64_t{3});
+        m.output(m.node(OpKind::kGather, {x, ints(m, {5, 0, 0, 2})}, axis));
+      },
+      true);
+}
+
+void add_fallback_case(CaseBuilder& b) {
+  b.add(
+      "MatMul has no GPU kernel: it runs on the CPU between GPU steps",
+      [](GraphMaker& m, std::mt19937& rng) {
+        const ValueId x = m.node(OpKind::kSigmoid, {m.input({2, 3, 4})});
+        m.output(m.node(OpKind::kRelu, {m.node(OpKind::kMatMul, {x, m.random_constant({4, 5}, rng)})}));
+      },
+      false, 1);
+}
+
+}  // namespace
+
+std::vector<GpuOpCase> gpu_op_cases() {
+  std::vector<GpuOpCase> cases;
+  CaseBuilder b(cases);
+  add_conv_cases(b);
+  add_pointwise_cases(b);
+  add_pool_cases(b);
+  add_movement_cases(b);
+  add_fallback_case(b);
+  return cases;
+}
+
+gpu::LoweredPlan lower_for_inputs(const Graph& graph, const std::vector<Tensor>& inputs) {
+  std::vector<TensorDesc> descs;
+  for (const Tensor& input : inputs) descs.push_back(input.desc());
+  Result<MemoryPlan> plan = plan_memory(graph, descs);
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  Result<gpu::LoweredPlan> lowered = gpu::lower_plan(graph, std::move(*plan));
+  REQUIRE_MESSAGE(lowered.is_ok(), lowered.status().to_string());
+  return std::move(*lowered);
+}
+
+void check_gpu_outputs(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected, bool exact,
+                       double tolerance) {
+  REQUIRE(actual.size() == expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    INFO("output ", i, ": ", actual[i].desc().to_string());
+    REQUIRE(actual[i].desc() == expected[i].desc());
+    const ErrorStats error = compare_tensors(actual[i], expected[i]);
+    INFO(error.to_string());
+    CHECK(error.mismatched_nan == 0);
+    if (exact) {
+      CHECK(std::memcmp(actual[i].raw_data(), expected[i].raw_data(), actual[i].nbytes()) == 0);
+    } else {
+      CHECK(error.relative_l2 <= tolerance);
+    }
+  }
+}
+
+}  // namespace edgefuse::test
