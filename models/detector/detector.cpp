@@ -63,9 +63,10 @@ Result<std::vector<Detection>> decode_blazeface_outputs(std::span<const Tensor> 
 
 }  // namespace
 
-Detector::Detector(DetectorFamily family, Executor executor, DetectorOptions options, int input_width, int input_height)
+Detector::Detector(DetectorFamily family, std::unique_ptr<InferenceBackend> backend, DetectorOptions options,
+                   int input_width, int input_height)
     : family_(family),
-      executor_(std::move(executor)),
+      backend_(std::move(backend)),
       options_(options),
       input_width_(input_width),
       input_height_(input_height) {}
@@ -88,8 +89,9 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
     EF_RETURN_IF_ERROR(check_batch_equivalence(graph, batched, 2, options.executor));
     graph = std::move(batched);
   }
-  EF_ASSIGN_OR_RETURN(Executor executor, Executor::create(std::move(graph), options.executor));
-  return Detector(family, std::move(executor), options, size->width, size->height);
+  EF_ASSIGN_OR_RETURN(std::unique_ptr<InferenceBackend> backend,
+                      create_inference_backend(std::move(graph), options.device, options.executor));
+  return Detector(family, std::move(backend), options, size->width, size->height);
 }
 
 ModelInputSpec Detector::input_spec() const {
@@ -121,7 +123,7 @@ Result<std::vector<std::vector<Detection>>> Detector::detect_batch(const Tensor&
                             options_.max_batch, ")");
   }
   const bool yolox = family_ == DetectorFamily::kYolox;
-  EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executor_.run(std::span<const Tensor>(&inputs, 1)));
+  EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, backend_->run(std::span<const Tensor>(&inputs, 1)));
   std::vector<std::vector<Detection>> results;
   for (int64_t item = 0; item < batch; ++item) {
     EF_ASSIGN_OR_RETURN(std::vector<Detection> detections,

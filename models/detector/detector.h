@@ -13,6 +13,7 @@
 #include "models/detect/detection.h"
 #include "models/detect/input_spec.h"
 #include "models/detect/letterbox.h"
+#include "runtime/cuda/inference_backend.h"
 #include "runtime/executor.h"
 #include "runtime/graph.h"
 
@@ -32,7 +33,8 @@ struct DetectorOptions {
   // Images per run. Above 1 the graph's batch is made dynamic (models/detector/batching.h) and
   // checked against one-by-one runs when the detector is created; create fails if it differs.
   int max_batch = 1;
-  ExecutorOptions executor;  // threads, reference kernels
+  ExecutorOptions executor;  // CPU: threads, reference kernels
+  InferenceDevice device = InferenceDevice::kCpu;
 };
 
 class Detector {
@@ -62,12 +64,15 @@ class Detector {
   DetectorFamily family() const { return family_; }
   int input_width() const { return input_width_; }
   int input_height() const { return input_height_; }
+  // Where the model runs, for logs ("cpu (4 threads)", "cuda:0 NVIDIA H200").
+  std::string device_description() const { return backend_->description(); }
 
  private:
-  Detector(DetectorFamily family, Executor executor, DetectorOptions options, int input_width, int input_height);
+  Detector(DetectorFamily family, std::unique_ptr<InferenceBackend> backend, DetectorOptions options, int input_width,
+           int input_height);
 
   DetectorFamily family_;
-  Executor executor_;
+  std::unique_ptr<InferenceBackend> backend_;
   DetectorOptions options_;
   int input_width_;
   int input_height_;

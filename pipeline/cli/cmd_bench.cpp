@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "pipeline/cli/bench_support.h"
 #include "pipeline/cli/commands.h"
@@ -36,12 +37,15 @@ const CommandSpec& bench_spec() {
                .max = 1000000},
               reference_option(),
               no_fuse_option(),
+              device_option(),
               {.name = "profile",
                .type = OptionType::kFlag,
                .description = "also print time per op type (summed over the timed runs' nodes, median run)"},
               {.name = "json", .type = OptionType::kFlag, .description = "print one JSON object instead of text"},
           },
-      .notes = "The model needs fixed input shapes. Each timed run covers Executor::run alone (inputs are made once).",
+      .notes =
+          "The model needs fixed input shapes. Each timed run covers one inference alone (inputs are made once; on\n"
+          "cuda it includes the upload and download).",
   };
   return spec;
 }
@@ -53,10 +57,24 @@ Status run_bench(const ParsedArgs& args) {
   EF_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, random_inputs(*graph));
   ExecutorOptions options = executor_options(args, true);
   options.profile = args.flag("profile");
-  EF_ASSIGN_OR_RETURN(Executor executor, Executor::create(graph, options));
+  EF_ASSIGN_OR_RETURN(const InferenceDevice device, device_from_args(args));
+  if (options.profile && device != InferenceDevice::kCpu) {
+    return invalid_argument("--profile times the CPU executor's kernels; use it with --device cpu");
+  }
+  // The CPU executor directly (its per-node profile), or the backend --device picks.
+  std::optional<Executor> executor;
+  std::unique_ptr<InferenceBackend> backend;
+  if (device == InferenceDevice::kCpu) {
+    EF_ASSIGN_OR_RETURN(executor, Executor::create(graph, options));
+  } else {
+    EF_ASSIGN_OR_RETURN(backend, create_inference_backend(graph, device, options));
+  }
+  const auto run_once = [&]() { return executor ? executor->run(inputs) : backend->run(inputs); };
+  const std::string device_description =
+      executor ? make_message(executor->threads(), " threads") : backend->description();
 
   for (int64_t i = 0; i < args.get_int("warmup"); ++i) {
-    Result<std::vector<Tensor>> outputs = executor.run(inputs);
+    Result<std::vector<Tensor>> outputs = run_once();
     if (!outputs.is_ok()) return outputs.status();
   }
   const int64_t runs = args.get_int("runs");
@@ -65,11 +83,13 @@ Status run_bench(const ParsedArgs& args) {
   std::vector<std::vector<double>> node_ms(graph->nodes().size());  // per node, one sample per run
   for (int64_t i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    Result<std::vector<Tensor>> outputs = executor.run(inputs);
+    Result<std::vector<Tensor>> outputs = run_once();
     const auto stop = std::chrono::steady_clock::now();
     if (!outputs.is_ok()) return outputs.status();
     samples_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-    for (size_t n = 0; n < executor.last_profile_ms().size(); ++n) node_ms[n].push_back(executor.last_profile_ms()[n]);
+    if (!executor) continue;
+    for (size_t n = 0; n < executor->last_profile_ms().size(); ++n)
+      node_ms[n].push_back(executor->last_profile_ms()[n]);
   }
   const std::vector<OpTime> op_times = options.profile ? time_per_op(*graph, node_ms) : std::vector<OpTime>{};
   const LatencyStats stats = summarize_latencies(std::move(samples_ms));
@@ -82,7 +102,8 @@ Status run_bench(const ParsedArgs& args) {
     json.key("min_ms").value(stats.min_ms, 3);
     json.key("max_ms").value(stats.max_ms, 3);
     json.key("runs").value(runs);
-    json.key("threads").value(executor.threads());
+    json.key("threads").value(executor ? executor->threads() : 0);
+    json.key("device").value(device_description);
     json.key("reference").value(args.flag("reference"));
     json.key("fused").value(fused);
     json.key("nodes").value(static_cast<int64_t>(graph->nodes().size()));
@@ -99,9 +120,9 @@ Status run_bench(const ParsedArgs& args) {
     json.end_object();
     std::cout << json.str() << "\n";
   } else {
-    std::printf("%s: median %.3f ms, min %.3f ms, max %.3f ms (%lld runs after %lld warm-up, %d threads%s)\n",
-                model.c_str(), stats.median_ms, stats.min_ms, stats.max_ms, static_cast<long long>(runs),
-                static_cast<long long>(args.get_int("warmup")), executor.threads(),
+    std::printf("%s: median %.3f ms, min %.3f ms, max %.3f ms (%lld runs after %lld warm-up, %s%s)\n", model.c_str(),
+                stats.median_ms, stats.min_ms, stats.max_ms, static_cast<long long>(runs),
+                static_cast<long long>(args.get_int("warmup")), device_description.c_str(),
                 args.flag("reference") ? ", reference kernels" : "");
     std::printf("  graph: %zu nodes, %s\n", graph->nodes().size(), fused ? "fused" : "not fused");
     for (const OpTime& op : op_times) {

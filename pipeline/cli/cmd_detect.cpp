@@ -62,6 +62,7 @@ struct DetectReport {
   const std::vector<Detection>& detections;
   const std::vector<std::string>& labels;
   double inference_ms;
+  std::string device;  // what ran the model
 };
 
 std::string json_report(const DetectReport& report) {
@@ -74,6 +75,7 @@ std::string json_report(const DetectReport& report) {
   json.key("detections");
   write_detections(json, report.detections, report.labels);
   json.key("inference_ms").value(report.inference_ms, 3);
+  json.key("device").value(report.device);
   json.end_object();
   return json.str();
 }
@@ -116,13 +118,15 @@ const CommandSpec& detect_spec() {
               threads_option(),
               reference_option(),
               no_fuse_option(),
+              device_option(),
               {.name = "json", .type = OptionType::kFlag, .description = "print one JSON object instead of text"},
           },
       .notes =
           "Text output: one line per detection, best first: LABEL SCORE X1 Y1 X2 Y2 (source-image pixels;\n"
           "labels may contain spaces, the last five fields are numbers).\n"
           "JSON output: {\"image\", \"model\", \"family\", \"width\", \"height\", \"detections\": [{\"label\", "
-          "\"class_id\",\n\"score\", \"box\": [x1, y1, x2, y2], \"keypoints\" (BlazeFace)}], \"inference_ms\"}.",
+          "\"class_id\",\n\"score\", \"box\": [x1, y1, x2, y2], \"keypoints\" (BlazeFace)}], "
+          "\"inference_ms\",\n\"device\"}.",
   };
   return spec;
 }
@@ -143,6 +147,7 @@ Status run_detect(const ParsedArgs& args) {
   options.score_threshold = static_cast<float>(args.get_float("score"));
   options.iou_threshold = static_cast<float>(args.get_float("iou"));
   options.executor = executor_options(args, true);
+  EF_ASSIGN_OR_RETURN(options.device, device_from_args(args));
   Result<Detector> detector = Detector::create(graph, *family, options);
   if (!detector.is_ok()) return detector.status().with_context(make_message("model '", args.get("model"), "'"));
 
@@ -154,7 +159,8 @@ Status run_detect(const ParsedArgs& args) {
                    [](const Detection& a, const Detection& b) { return a.score > b.score; });
 
   if (args.flag("json")) {
-    std::cout << json_report({args, *family, image, detections, labels, inference_ms}) << "\n";
+    std::cout << json_report({args, *family, image, detections, labels, inference_ms, detector->device_description()})
+              << "\n";
   } else {
     print_text(detections, labels);
   }

@@ -130,6 +130,7 @@ const CommandSpec& infer_spec() {
               threads_option(),
               reference_option(),
               no_fuse_option(),
+              device_option(),
           },
       .notes = "Output file names keep [A-Za-z0-9_.-] from the output name; other characters become '_'.",
   };
@@ -144,8 +145,10 @@ Status run_infer(const ParsedArgs& args) {
   EF_ASSIGN_OR_RETURN(std::vector<std::filesystem::path> paths, output_paths(*graph, output_dir));
 
   EF_RETURN_IF_ERROR(optimize_model(*graph, args).status());
-  EF_ASSIGN_OR_RETURN(Executor executor, Executor::create(graph, executor_options(args, true)));
-  EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executor.run(inputs));
+  EF_ASSIGN_OR_RETURN(const InferenceDevice device, device_from_args(args));
+  EF_ASSIGN_OR_RETURN(std::unique_ptr<InferenceBackend> backend,
+                      create_inference_backend(graph, device, executor_options(args, true)));
+  EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, backend->run(inputs));
 
   std::error_code error;
   std::filesystem::create_directories(output_dir, error);

@@ -33,6 +33,21 @@ OptionSpec no_fuse_option() {
           .description = "skip the graph fusion passes (same as EDGEFUSE_NO_FUSION=1), e.g. to compare against them"};
 }
 
+OptionSpec device_option() {
+  return {.name = "device",
+          .value_name = "NAME",
+          .default_value = "cpu",
+          .description =
+              "where inference runs: cpu, cuda (fails without a usable GPU) or auto (cuda when a GPU is "
+              "visible)"};
+}
+
+Result<InferenceDevice> device_from_args(const ParsedArgs& args) {
+  Result<InferenceDevice> device = parse_inference_device(args.get("device"));
+  if (!device.is_ok()) return device.status().with_context("--device");
+  return device;
+}
+
 Result<bool> optimize_model(Graph& graph, const ParsedArgs& args) {
   if (args.flag("no-fuse") || fusion_disabled_by_env()) return false;
   Result<std::vector<PassReport>> reports = optimize_graph(graph);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "pipeline/cli/args.h"
+#include "runtime/cuda/inference_backend.h"
 #include "runtime/executor.h"
 #include "runtime/graph.h"
 
@@ -15,6 +16,10 @@ OptionSpec model_option();      // --model FILE, required
 OptionSpec threads_option();    // --threads N, 0 = one per core
 OptionSpec reference_option();  // --reference: naive reference kernels
 OptionSpec no_fuse_option();    // --no-fuse: run the graph as imported (also EDGEFUSE_NO_FUSION=1)
+OptionSpec device_option();     // --device cpu|cuda|auto, default cpu
+
+// The device --device names; errors name the option.
+Result<InferenceDevice> device_from_args(const ParsedArgs& args);
 
 // Reads and imports an ONNX model; errors name the file.
 Result<std::shared_ptr<Graph>> load_model(const std::string& path);

@@ -62,8 +62,8 @@ Result<std::unique_ptr<Daemon::Model>> Daemon::load_model(const ModelConfig& con
   const Detector& detector = model->runner->detector();
   daemon_log("model '", config.name, "': ", config.path.string(), ", ", family_name(detector.family()), " ",
              detector.input_width(), "x", detector.input_height(), ", ", model->runner->nodes_before_fusion(),
-             " nodes -> ", model->runner->nodes_after_fusion(), " after fusion, max batch ",
-             model->runner->max_batch());
+             " nodes -> ", model->runner->nodes_after_fusion(), " after fusion, max batch ", model->runner->max_batch(),
+             ", on ", detector.device_description());
   return model;
 }
 

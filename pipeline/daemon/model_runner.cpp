@@ -43,14 +43,13 @@ YuvImage yuv_view(const DecodedFrame& frame) {
 }  // namespace
 
 Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const ModelConfig& config) {
-  if (config.device == "cuda") {
-    return unsupported("model '", config.name, "': device cuda is not available in this build yet; use cpu or auto");
-  }
   std::unique_ptr<ModelRunner> runner(new ModelRunner());
   runner->name_ = config.name;
   const auto context = [&](const Status& status) {
     return status.with_context(make_message("model '", config.name, "'"));
   };
+  Result<InferenceDevice> device = parse_inference_device(config.device);
+  if (!device.is_ok()) return context(device.status());
 
   Result<std::shared_ptr<Graph>> graph = import_onnx_file(config.path.string());
   if (!graph.is_ok()) return context(graph.status());
@@ -73,6 +72,7 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const ModelConfig& conf
   options.max_detections = config.max_detections;
   options.executor.threads = config.threads;
   options.max_batch = config.max_batch;
+  options.device = *device;
   Result<Detector> detector = Detector::create(*graph, *family, options);
   if (!detector.is_ok() && options.max_batch > 1) {
     daemon_log("model '", config.name, "': max-batch ", config.max_batch, " not possible (",

@@ -101,7 +101,8 @@ Status CudaExecutor::Impl::build(ShapeState& state, std::span<const Tensor> inpu
   std::vector<TensorDesc> descs;
   for (const Tensor& input : inputs) descs.push_back(input.desc());
   EF_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(*graph, descs));
-  EF_ASSIGN_OR_RETURN(state.lowered, gpu::lower_plan(*graph, std::move(plan)));
+  EF_ASSIGN_OR_RETURN(state.lowered,
+                      gpu::lower_plan(*graph, std::move(plan), gpu::LoweringOptions{.fp16_storage = options.fp16}));
   const gpu::LoweredPlan& lowered = state.lowered;
 
   EF_RETURN_IF_ERROR(device_alloc(state.arena, lowered.plan.arena_bytes));
@@ -144,17 +145,24 @@ Status CudaExecutor::Impl::build(ShapeState& state, std::span<const Tensor> inpu
 Status CudaExecutor::Impl::run_fallback(ShapeState& state, const gpu::LoweredStep& step) {
   EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   const gpu::LoweredPlan& lowered = state.lowered;
+  // Values move as stored (f16 in fp16 storage mode) and convert on the host.
+  std::vector<std::byte> staging;
   const auto read = [&](ValueId v, Tensor& tensor) -> Status {
-    const void* from = gpu::resolve(state.bindings, lowered.value_refs[static_cast<size_t>(v)]);
+    const gpu::BufferRef& ref = lowered.value_refs[static_cast<size_t>(v)];
+    const void* from = gpu::resolve(state.bindings, ref);
     if (from == nullptr) return Status(StatusCode::kInternal, make_message("value ", v, " has no device storage"));
-    EF_CUDA_RETURN_IF_ERROR(cudaMemcpy(tensor.raw_data(), from, tensor.nbytes(), cudaMemcpyDeviceToHost));
+    staging.resize(gpu::stored_bytes(tensor.desc(), ref));
+    EF_CUDA_RETURN_IF_ERROR(cudaMemcpy(staging.data(), from, staging.size(), cudaMemcpyDeviceToHost));
+    gpu::decode_stored(staging.data(), ref, tensor);
     return Status::ok();
   };
   const auto write = [&](ValueId v, const Tensor& tensor) -> Status {
-    void* to = gpu::resolve(state.bindings, lowered.value_refs[static_cast<size_t>(v)]);
-    if (to != nullptr) {
-      EF_CUDA_RETURN_IF_ERROR(cudaMemcpy(to, tensor.raw_data(), tensor.nbytes(), cudaMemcpyHostToDevice));
-    }
+    const gpu::BufferRef& ref = lowered.value_refs[static_cast<size_t>(v)];
+    void* to = gpu::resolve(state.bindings, ref);
+    if (to == nullptr) return Status::ok();
+    staging.resize(gpu::stored_bytes(tensor.desc(), ref));
+    gpu::encode_stored(tensor, ref, staging.data());
+    EF_CUDA_RETURN_IF_ERROR(cudaMemcpy(to, staging.data(), staging.size(), cudaMemcpyHostToDevice));
     return Status::ok();
   };
   return gpu::run_cpu_fallback(*graph, lowered, step, read, write);

@@ -25,6 +25,7 @@ namespace edgefuse {
 struct CudaExecutorOptions {
   int device = 0;
   bool use_cuda_graph = true;  // capture each shape's plan as a CUDA graph and replay it
+  bool fp16 = false;           // fp16 storage of activations and weights, f32 math (gpu::LoweringOptions)
 };
 
 class CudaExecutor {

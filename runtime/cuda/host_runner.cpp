@@ -93,14 +93,16 @@ Result<std::vector<Tensor>> run_lowered_on_host(const Graph& graph, const Lowere
   for (const LoweredStep& step : lowered.steps) {
     if (step.is_fallback()) {
       const auto read = [&](ValueId v, Tensor& tensor) {
-        const void* from = resolve(bindings, lowered.value_refs[static_cast<size_t>(v)]);
+        const BufferRef& ref = lowered.value_refs[static_cast<size_t>(v)];
+        const void* from = resolve(bindings, ref);
         if (from == nullptr) return Status(StatusCode::kInternal, make_message("value ", v, " has no storage"));
-        std::memcpy(tensor.raw_data(), from, tensor.nbytes());
+        decode_stored(from, ref, tensor);
         return Status::ok();
       };
       const auto write = [&](ValueId v, const Tensor& tensor) {
-        void* to = resolve(bindings, lowered.value_refs[static_cast<size_t>(v)]);
-        if (to != nullptr) std::memcpy(to, tensor.raw_data(), tensor.nbytes());
+        const BufferRef& ref = lowered.value_refs[static_cast<size_t>(v)];
+        void* to = resolve(bindings, ref);
+        if (to != nullptr) encode_stored(tensor, ref, to);
         return Status::ok();
       };
       EF_RETURN_IF_ERROR(run_cpu_fallback(graph, lowered, step, read, write));

@@ -28,7 +28,8 @@ using StepsOrFallback = std::variant<std::vector<LoweredStep>, NotLowered>;
 
 class Lowerer {
  public:
-  Lowerer(const Graph& graph, LoweredPlan& out) : graph_(graph), out_(out), plan_(out.plan) {}
+  Lowerer(const Graph& graph, LoweredPlan& out)
+      : graph_(graph), out_(out), plan_(out.plan), fp16_(out.options.fp16_storage) {}
 
   Status lower() {
     place_values();
@@ -49,6 +50,7 @@ class Lowerer {
       }
     }
     copy_remaining_outputs();
+    for (LoweredStep& step : out_.steps) mark_half_operands(step);
     return Status::ok();
   }
 
@@ -65,7 +67,17 @@ class Lowerer {
       out_.value_refs[static_cast<size_t>(graph_.inputs()[i])] = {Region::kInput, static_cast<int32_t>(i), 0};
     }
     for (size_t v = 0; v < count; ++v) {
-      if (plan_.in_arena(static_cast<ValueId>(v))) out_.value_refs[v] = {Region::kArena, 0, plan_.offset[v]};
+      if (!plan_.in_arena(static_cast<ValueId>(v))) continue;
+      const bool half = fp16_ && plan_.descs[v].dtype == DType::kF32;
+      int64_t offset = plan_.offset[v];
+      // A block of an aliased Concat sits at its f32 byte position inside the output; stored as
+      // f16 the output is half as long, so the block moves to half its distance from the start.
+      const ValueId concat = plan_.alias_of[v];
+      if (half && concat != kNoValue) {
+        const int64_t start = plan_.offset[static_cast<size_t>(concat)];
+        offset = start + (offset - start) / 2;
+      }
+      out_.value_refs[v] = {Region::kArena, 0, offset, half};
     }
     for (size_t j = 0; j < graph_.outputs().size(); ++j) {
       const auto v = static_cast<size_t>(graph_.outputs()[j]);
@@ -89,9 +101,45 @@ class Lowerer {
     BufferRef& ref = out_.value_refs[static_cast<size_t>(v)];
     if (ref.region == Region::kNone && known(v)) {
       const Tensor& t = known_tensor(v);
-      ref = add_constant(t.raw_data(), t.nbytes());
+      if (fp16_ && t.dtype() == DType::kF32) {
+        std::vector<uint16_t> halves(static_cast<size_t>(t.numel()));
+        for (size_t i = 0; i < halves.size(); ++i) halves[i] = float_to_half_bits(t.data<float>()[i]);
+        ref = add_constant(halves.data(), halves.size() * sizeof(uint16_t));
+        ref.half = true;
+      } else {
+        ref = add_constant(t.raw_data(), t.nbytes());
+      }
     }
     return ref;
+  }
+
+  // Sets each kernel step's half bits from its operands' storage. Copies of f32 data move two
+  // bytes per element when both sides are f16, and convert when only one side is.
+  static void mark_half_operands(LoweredStep& step) {
+    std::visit(
+        [&](auto& p) {
+          using Step = std::decay_t<decltype(p)>;
+          if constexpr (std::is_base_of_v<Operands, Step>) {
+            p.half = 0;
+            for (int k = 0; k < kMaxStepInputs; ++k) p.half |= step.inputs[k].half ? uint8_t(1u << k) : uint8_t{0};
+            if (step.output.half) p.half |= kHalfOutput;
+          }
+          if constexpr (std::is_same_v<Step, BlockCopyStep> || std::is_same_v<Step, GatherStep>) {
+            const bool in_half = step.inputs[0].half;
+            const bool out_half = step.output.half;
+            if (in_half && out_half) {
+              p.element_bytes = 2;
+              if constexpr (std::is_same_v<Step, GatherStep>) {
+                float fill = 0;
+                std::memcpy(&fill, &p.fill, sizeof(fill));
+                p.fill = float_to_half_bits(fill);
+              }
+            } else if (in_half != out_half) {
+              p.element_bytes = 0;
+            }
+          }
+        },
+        step.params);
   }
 
   // Graph outputs whose value is not produced in place (a graph input, a constant, or an output
@@ -569,6 +617,7 @@ class Lowerer {
   const Graph& graph_;
   LoweredPlan& out_;
   const MemoryPlan& plan_;
+  bool fp16_;
 };
 
 }  // namespace
@@ -589,11 +638,36 @@ std::vector<std::string> LoweredPlan::describe_fallbacks(const Graph& graph) con
   return lines;
 }
 
-Result<LoweredPlan> lower_plan(const Graph& graph, MemoryPlan plan) {
+Result<LoweredPlan> lower_plan(const Graph& graph, MemoryPlan plan, const LoweringOptions& options) {
   LoweredPlan lowered;
   lowered.plan = std::move(plan);
+  lowered.options = options;
   EF_RETURN_IF_ERROR(Lowerer(graph, lowered).lower());
   return lowered;
+}
+
+size_t stored_bytes(const TensorDesc& desc, const BufferRef& ref) {
+  return ref.half ? static_cast<size_t>(desc.numel()) * sizeof(uint16_t) : desc.nbytes();
+}
+
+void decode_stored(const void* stored, const BufferRef& ref, Tensor& tensor) {
+  if (!ref.half) {
+    std::memcpy(tensor.raw_data(), stored, tensor.nbytes());
+    return;
+  }
+  const auto* halves = static_cast<const uint16_t*>(stored);
+  float* values = tensor.data<float>();
+  for (int64_t i = 0; i < tensor.numel(); ++i) values[i] = half_bits_to_float(halves[i]);
+}
+
+void encode_stored(const Tensor& tensor, const BufferRef& ref, void* stored) {
+  if (!ref.half) {
+    std::memcpy(stored, tensor.raw_data(), tensor.nbytes());
+    return;
+  }
+  auto* halves = static_cast<uint16_t*>(stored);
+  const float* values = tensor.data<float>();
+  for (int64_t i = 0; i < tensor.numel(); ++i) halves[i] = float_to_half_bits(values[i]);
 }
 
 void* resolve(const Bindings& bindings, const BufferRef& ref) {

@@ -26,11 +26,18 @@ namespace edgefuse::gpu {
 enum class Region : uint8_t { kNone, kArena, kConstants, kInput, kOutput };
 
 // Where a value's bytes are: `offset` bytes into the arena or the constants, or graph input or
-// output number `index`.
+// output number `index`; `half`: f32 values stored as binary16 (fp16 storage mode).
 struct BufferRef {
   Region region = Region::kNone;
   int32_t index = 0;
   int64_t offset = 0;
+  bool half = false;
+};
+
+struct LoweringOptions {
+  // fp16 storage: every f32 activation in the arena and every f32 constant a kernel reads is stored
+  // as binary16 (half the bytes moved); kernels compute in f32. Graph inputs and outputs stay f32.
+  bool fp16_storage = false;
 };
 
 // Not a kernel: the node's CPU kernel runs on host copies of its operands.
@@ -52,6 +59,7 @@ struct LoweredStep {
 
 struct LoweredPlan {
   MemoryPlan plan;
+  LoweringOptions options;
   std::vector<LoweredStep> steps;
   std::vector<BufferRef> value_refs;  // per value: where it lives (kNone: empty, or only in plan.known)
   // Packed bytes of every constant a kernel step reads (initializers, folded values, and tables
@@ -65,7 +73,13 @@ struct LoweredPlan {
 };
 
 // Lowers `plan` (made by plan_memory for this graph) to steps.
-Result<LoweredPlan> lower_plan(const Graph& graph, MemoryPlan plan);
+Result<LoweredPlan> lower_plan(const Graph& graph, MemoryPlan plan, const LoweringOptions& options = {});
+
+// Value v's bytes as stored (binary16 for a half ref) to and from a host tensor of its
+// description (f32 for a half ref), for CPU fallbacks.
+size_t stored_bytes(const TensorDesc& desc, const BufferRef& ref);
+void decode_stored(const void* stored, const BufferRef& ref, Tensor& tensor);
+void encode_stored(const Tensor& tensor, const BufferRef& ref, void* stored);
 
 // Addresses of the regions a lowered plan's steps refer to, in one memory space.
 struct Bindings {

@@ -17,10 +17,27 @@ namespace edgefuse::gpu {
 inline constexpr int kMaxRank = 8;
 inline constexpr int kMaxStepInputs = 4;
 
-// Operand slots of every step: inputs (nullptr when absent) and the one output.
+inline constexpr uint8_t kHalfOutput = 1u << kMaxStepInputs;
+
+// Operand slots of every step: inputs (nullptr when absent) and the one output. In fp16 storage
+// mode (lowering.h) f32 values live as binary16: bit k of `half` marks input k, kHalfOutput the
+// output. Float operands are read and written through load() and store(); math stays in f32.
 struct Operands {
   const void* in[kMaxStepInputs] = {};
   void* out = nullptr;
+  uint8_t half = 0;
+
+  EF_HOST_DEVICE float load(int k, int64_t i) const {
+    return ((half >> k) & 1u) != 0 ? half_bits_to_float(static_cast<const uint16_t*>(in[k])[i])
+                                   : static_cast<const float*>(in[k])[i];
+  }
+  EF_HOST_DEVICE void store(int64_t i, float v) const {
+    if ((half & kHalfOutput) != 0) {
+      static_cast<uint16_t*>(out)[i] = float_to_half_bits(v);
+    } else {
+      static_cast<float*>(out)[i] = v;
+    }
+  }
 };
 
 // Conv with the fuser's epilogue: Y = act(conv(X, W) + B + R) or act(conv(X, W) + B) + R.
@@ -43,10 +60,6 @@ struct ConvStep : Operands {
   EF_HOST_DEVICE int64_t count() const { return batch * out_channels * output[0] * output[1] * output[2]; }
 
   EF_HOST_DEVICE void run(int64_t i) const {
-    const auto* x = static_cast<const float*>(in[0]);
-    const auto* w = static_cast<const float*>(in[1]);
-    const auto* bias = static_cast<const float*>(in[2]);
-    const auto* residual = static_cast<const float*>(in[3]);
     int64_t rest = i;
     const int64_t ox = rest % output[2];
     rest /= output[2];
@@ -60,10 +73,10 @@ struct ConvStep : Operands {
     const int64_t first_channel = (m / (out_channels / group)) * cg;
     const int64_t in_plane = input[0] * input[1] * input[2];
     const int64_t kernel_volume = kernel[0] * kernel[1] * kernel[2];
-    float acc = bias != nullptr ? bias[m] : 0.0f;
+    float acc = in[2] != nullptr ? load(2, m) : 0.0f;
     for (int64_t c = 0; c < cg; ++c) {
-      const float* plane = x + (n * in_channels + first_channel + c) * in_plane;
-      const float* taps = w + (m * cg + c) * kernel_volume;
+      const int64_t plane = (n * in_channels + first_channel + c) * in_plane;
+      const int64_t taps = (m * cg + c) * kernel_volume;
       for (int64_t kz = 0; kz < kernel[0]; ++kz) {
         const int64_t iz = oz * stride[0] + kz * dilation[0] - pad_begin[0];
         if (iz < 0 || iz >= input[0]) continue;
@@ -73,18 +86,18 @@ struct ConvStep : Operands {
           for (int64_t kx = 0; kx < kernel[2]; ++kx) {
             const int64_t ix = ox * stride[2] + kx * dilation[2] - pad_begin[2];
             if (ix < 0 || ix >= input[2]) continue;
-            acc += plane[(iz * input[1] + iy) * input[2] + ix] * taps[(kz * kernel[1] + ky) * kernel[2] + kx];
+            acc += load(0, plane + (iz * input[1] + iy) * input[2] + ix) *
+                   load(1, taps + (kz * kernel[1] + ky) * kernel[2] + kx);
           }
         }
       }
     }
-    float* y = static_cast<float*>(out);
-    if (residual == nullptr) {
-      y[i] = apply_activation(activation, acc);
+    if (in[3] == nullptr) {
+      store(i, apply_activation(activation, acc));
     } else if (residual_after_activation) {
-      y[i] = apply_activation(activation, acc) + residual[i];
+      store(i, apply_activation(activation, acc) + load(3, i));
     } else {
-      y[i] = apply_activation(activation, acc + residual[i]);
+      store(i, apply_activation(activation, acc + load(3, i)));
     }
   }
 };
@@ -95,9 +108,7 @@ struct UnaryStep : Operands {
   ActivationParams activation;
 
   EF_HOST_DEVICE int64_t count() const { return elements; }
-  EF_HOST_DEVICE void run(int64_t i) const {
-    static_cast<float*>(out)[i] = apply_activation(activation, static_cast<const float*>(in[0])[i]);
-  }
+  EF_HOST_DEVICE void run(int64_t i) const { store(i, apply_activation(activation, load(0, i))); }
 };
 
 enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kPow, kPRelu };
@@ -125,8 +136,8 @@ struct BinaryStep : Operands {
       offset_a += index * strides_a[d];
       offset_b += index * strides_b[d];
     }
-    const float a = static_cast<const float*>(in[0])[offset_a];
-    const float b = static_cast<const float*>(in[1])[offset_b];
+    const float a = load(0, offset_a);
+    const float b = load(1, offset_b);
     float r = 0;
     switch (op) {
       case BinaryOp::kAdd:
@@ -148,7 +159,7 @@ struct BinaryStep : Operands {
         r = a < 0.0f ? a * b : a;
         break;
     }
-    static_cast<float*>(out)[i] = r;
+    store(i, r);
   }
 };
 
@@ -181,7 +192,7 @@ struct PoolStep : Operands {
       }
       padded_taps *= taps;
     }
-    const float* plane = static_cast<const float*>(in[0]) + rest * input[0] * input[1] * input[2];
+    const int64_t plane = rest * input[0] * input[1] * input[2];
     float best = -INFINITY;
     float sum = 0;
     int64_t seen = 0;
@@ -194,19 +205,18 @@ struct PoolStep : Operands {
         for (int64_t kx = 0; kx < kernel[2]; ++kx) {
           const int64_t ix = start[2] + kx * dilation[2];
           if (ix < 0 || ix >= input[2]) continue;
-          const float v = plane[(iz * input[1] + iy) * input[2] + ix];
+          const float v = load(0, plane + (iz * input[1] + iy) * input[2] + ix);
           if (seen == 0 || v > best) best = v;  // the first value wins even when it is NaN
           sum += v;
           ++seen;
         }
       }
     }
-    float* y = static_cast<float*>(out);
     if (!average) {
-      y[i] = best;
+      store(i, best);
     } else {
       const int64_t divisor = count_include_pad ? padded_taps : seen;
-      y[i] = divisor > 0 ? sum / static_cast<float>(divisor) : 0.0f;
+      store(i, divisor > 0 ? sum / static_cast<float>(divisor) : 0.0f);
     }
   }
 };
@@ -218,10 +228,9 @@ struct PlaneMeanStep : Operands {
 
   EF_HOST_DEVICE int64_t count() const { return planes; }
   EF_HOST_DEVICE void run(int64_t i) const {
-    const float* plane = static_cast<const float*>(in[0]) + i * plane_size;
     float sum = 0;
-    for (int64_t k = 0; k < plane_size; ++k) sum += plane[k];
-    static_cast<float*>(out)[i] = plane_size > 0 ? sum / static_cast<float>(plane_size) : 0.0f;
+    for (int64_t k = 0; k < plane_size; ++k) sum += load(0, i * plane_size + k);
+    store(i, plane_size > 0 ? sum / static_cast<float>(plane_size) : 0.0f);
   }
 };
 
@@ -234,17 +243,12 @@ struct SoftmaxStep : Operands {
   EF_HOST_DEVICE int64_t count() const { return outer * inner; }
   EF_HOST_DEVICE void run(int64_t i) const {
     const int64_t base = (i / inner) * length * inner + i % inner;
-    const float* x = static_cast<const float*>(in[0]) + base;
-    float* y = static_cast<float*>(out) + base;
     float max_value = -INFINITY;
-    for (int64_t k = 0; k < length; ++k) max_value = fmaxf(max_value, x[k * inner]);
+    for (int64_t k = 0; k < length; ++k) max_value = fmaxf(max_value, load(0, base + k * inner));
     float sum = 0;
-    for (int64_t k = 0; k < length; ++k) {
-      const float e = expf(x[k * inner] - max_value);
-      y[k * inner] = e;
-      sum += e;
-    }
-    for (int64_t k = 0; k < length; ++k) y[k * inner] /= sum;
+    for (int64_t k = 0; k < length; ++k) sum += expf(load(0, base + k * inner) - max_value);
+    // exp is computed again rather than kept in the output, which may hold only f16
+    for (int64_t k = 0; k < length; ++k) store(base + k * inner, expf(load(0, base + k * inner) - max_value) / sum);
   }
 };
 
@@ -258,9 +262,7 @@ struct ChannelAffineStep : Operands {
   EF_HOST_DEVICE int64_t count() const { return elements; }
   EF_HOST_DEVICE void run(int64_t i) const {
     const int64_t c = (i / inner) % channels;
-    const float* scale = static_cast<const float*>(in[1]);
-    const float* shift = static_cast<const float*>(in[2]);
-    static_cast<float*>(out)[i] = static_cast<const float*>(in[0])[i] * scale[c] + shift[c];
+    store(i, load(0, i) * load(1, c) + load(2, c));
   }
 };
 
@@ -284,7 +286,8 @@ EF_HOST_DEVICE inline void copy_element(const void* src, int64_t from, void* dst
 
 // rows x length block: dst[row * dst_stride + dst_offset + k] = src[row * src_stride + src_offset + k].
 // Concat and Split move one block per input or output this way; Reshape and its kin are one row.
-// Operands: source. Offsets and strides are in elements.
+// Operands: source. Offsets and strides are in elements. element_bytes 0: f32 data whose source
+// and destination differ in storage (f32 vs f16), converted through load() and store().
 struct BlockCopyStep : Operands {
   int element_bytes = 4;
   int64_t rows = 0;
@@ -298,13 +301,20 @@ struct BlockCopyStep : Operands {
   EF_HOST_DEVICE void run(int64_t i) const {
     const int64_t row = i / length;
     const int64_t k = i % length;
-    copy_element(in[0], row * src_stride + src_offset + k, out, row * dst_stride + dst_offset + k, element_bytes);
+    const int64_t from = row * src_stride + src_offset + k;
+    const int64_t to = row * dst_stride + dst_offset + k;
+    if (element_bytes == 0) {
+      store(to, load(0, from));
+    } else {
+      copy_element(in[0], from, out, to, element_bytes);
+    }
   }
 };
 
 // y[i] = x[map[i]], or `fill` where map[i] < 0: any op that only moves elements (Transpose, Slice,
 // Pad, Gather with constant indices, nearest Resize), its map computed once when lowering.
-// Operands: X, map (i64). `fill` holds the fill element's bytes (Pad's constant value).
+// Operands: X, map (i64). `fill` holds the fill element's bytes (Pad's constant value; an f32
+// when element_bytes is 0, which converts as BlockCopyStep does).
 struct GatherStep : Operands {
   int element_bytes = 4;
   int64_t elements = 0;
@@ -313,7 +323,11 @@ struct GatherStep : Operands {
   EF_HOST_DEVICE int64_t count() const { return elements; }
   EF_HOST_DEVICE void run(int64_t i) const {
     const int64_t from = static_cast<const int64_t*>(in[1])[i];
-    if (from >= 0) {
+    if (element_bytes == 0) {
+      float fill_value = 0;
+      memcpy(&fill_value, &fill, sizeof(fill_value));
+      store(i, from >= 0 ? load(0, from) : fill_value);
+    } else if (from >= 0) {
       copy_element(in[0], from, out, i, element_bytes);
     } else {
       copy_element(&fill, 0, out, i, element_bytes);

@@ -30,7 +30,20 @@ run_ok "$EDGEFUSE" infer --model "$add" --input "y=$WORK_DIR/half.npy" --input "
   --output-dir "$WORK_DIR/nested/add"
 "$MAKE_NPY" compare "$WORK_DIR/nested/add/sum.npy" "$WORK_DIR/add_expected.npy" 0
 
+# --device: auto runs wherever it can and gives the same values; cuda fails clearly without a GPU.
+run_ok "$EDGEFUSE" infer --model "$relu" --input "$WORK_DIR/x.npy" --output-dir "$WORK_DIR/relu_auto" --device auto
+"$MAKE_NPY" compare "$WORK_DIR/relu_auto/y.npy" "$WORK_DIR/relu_expected.npy" 0
+if "$EDGEFUSE" --version | grep -Eq "CUDA: not built in| 0 device\(s\) visible"; then
+  run_fails "device cuda: " "$EDGEFUSE" infer --model "$relu" --input "$WORK_DIR/x.npy" --output-dir "$WORK_DIR/no_gpu" \
+    --device cuda
+else
+  run_ok "$EDGEFUSE" infer --model "$relu" --input "$WORK_DIR/x.npy" --output-dir "$WORK_DIR/relu_cuda" --device cuda
+  "$MAKE_NPY" compare "$WORK_DIR/relu_cuda/y.npy" "$WORK_DIR/relu_expected.npy" 0
+fi
+
 out="$WORK_DIR/errors"
+run_fails "--device: device 'gpu' is not one of cpu, cuda, auto" \
+  "$EDGEFUSE" infer --model "$relu" --input "$WORK_DIR/x.npy" --output-dir "$out" --device gpu
 run_fails "needs the form NAME=FILE" "$EDGEFUSE" infer --model "$add" --input "$WORK_DIR/x.npy" --output-dir "$out"
 run_fails "missing --input for model input 'y' f32[3, 4, 5]" \
   "$EDGEFUSE" infer --model "$add" --input "x=$WORK_DIR/x.npy" --output-dir "$out"

@@ -30,7 +30,8 @@ std::vector<GpuOpCase> gpu_op_cases();
 namespace edgefuse::test {
 
 // Plans memory for `graph` at the inputs' shapes and lowers it; fails the current test on error.
-gpu::LoweredPlan lower_for_inputs(const Graph& graph, const std::vector<Tensor>& inputs);
+gpu::LoweredPlan lower_for_inputs(const Graph& graph, const std::vector<Tensor>& inputs,
+                                  const gpu::LoweringOptions& options = {});
 
 // Checks `actual` (a GPU or emulated run) against `expected` (the CPU): equal bit for bit when
 // `exact`, else relative L2 error <= `tolerance` per output.

@@ -1,0 +1,191 @@
+// GPU latency and throughput of the detector models on the CUDA executor: fused vs unfused
+// (the imported graph), CUDA graph replay vs step-by-step launches, batch 1, 4 and 16, with the
+// CPU executor (fused, same run) as the baseline. Prints a Markdown table and one JSON object
+// per configuration; scripts/gpu-check.sh records both. Exits 2 when no CUDA device is visible.
+//
+//   bench_cuda [--assets DIR] [--runs N] [--warmup N]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/bench_common.h"
+#include "fusion/pass_manager.h"
+#include "models/detector/batching.h"
+#include "models/onnx/onnx_importer.h"
+#include "pipeline/cli/bench_support.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/cuda_executor.h"
+#include "runtime/executor.h"
+
+namespace edgefuse::bench {
+namespace {
+
+struct BenchModel {
+  const char* label;
+  const char* relative_path;  // under the assets folder
+};
+
+constexpr BenchModel kModels[] = {
+    {"YOLOX-nano 416", "models/yolox_nano.onnx"},
+    {"BlazeFace front 128", "models/blazeface_front_128.onnx"},
+    {"BlazeFace back 256", "models/blazeface_back_256.onnx"},
+};
+
+const cli::CommandSpec& bench_spec() {
+  static const cli::CommandSpec spec{
+      .name = "bench_cuda",
+      .summary = "CUDA executor latency and throughput on the detector models, as a Markdown table",
+      .usage = "[options]",
+      .options =
+          {
+              {.name = "assets",
+               .value_name = "DIR",
+               .description = "folder with models/; default: $EDGEFUSE_ASSETS_DIR, else the CMake cache entry"},
+              {.name = "runs",
+               .type = cli::OptionType::kInt,
+               .value_name = "N",
+               .default_value = "200",
+               .description = "timed runs per configuration",
+               .min = 1,
+               .max = 100000},
+              {.name = "warmup",
+               .type = cli::OptionType::kInt,
+               .value_name = "N",
+               .default_value = "20",
+               .description = "untimed runs per configuration first (the first one plans and captures)",
+               .min = 0,
+               .max = 100000},
+          },
+  };
+  return spec;
+}
+
+using RunFn = std::function<Status()>;
+
+Samples time_runs(const RunFn& run, int64_t warmup, int64_t runs) {
+  Samples samples;
+  for (int64_t i = 0; i < warmup + runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const Status status = run();
+    const auto stop = std::chrono::steady_clock::now();
+    if (!status.is_ok()) {
+      samples.failure = status.message();
+      samples.ms.clear();
+      return samples;
+    }
+    if (i >= warmup) samples.ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  return samples;
+}
+
+std::vector<Tensor> random_batch(const Graph& graph, int64_t batch, std::mt19937& rng) {
+  std::vector<Tensor> inputs;
+  std::uniform_real_distribution<float> value(0.0f, 1.0f);
+  for (ValueId id : graph.inputs()) {
+    Shape shape = graph.value(id).desc.shape;
+    shape[0] = batch;
+    Tensor t = Tensor::empty(DType::kF32, shape);
+    for (float& x : std::span(t.data<float>(), static_cast<size_t>(t.numel()))) x = value(rng);
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+Samples gpu_samples(std::shared_ptr<const Graph> graph, const std::vector<Tensor>& inputs, bool cuda_graph,
+                    int64_t warmup, int64_t runs) {
+  Result<std::unique_ptr<CudaExecutor>> executor =
+      CudaExecutor::create(std::move(graph), CudaExecutorOptions{.device = 0, .use_cuda_graph = cuda_graph});
+  if (!executor.is_ok()) return Samples{{}, executor.status().message()};
+  return time_runs([&]() { return (*executor)->run(inputs).status(); }, warmup, runs);
+}
+
+double median(Samples samples) {
+  return samples.ms.empty() ? 0.0 : cli::summarize_latencies(std::move(samples.ms)).median_ms;
+}
+
+void print_json(const char* model, const char* config, int64_t batch, const Samples& samples) {
+  std::printf("{\"model\": \"%s\", \"config\": \"%s\", \"batch\": %lld, \"median_ms\": %.4f, \"failure\": \"%s\"}\n",
+              model, config, static_cast<long long>(batch), median(samples), samples.failure.c_str());
+}
+
+int run(const cli::ParsedArgs& args) {
+  const std::vector<CudaDeviceInfo> devices = cuda_devices();
+  if (devices.empty()) {
+    std::fprintf(stderr, "bench_cuda: no CUDA device is visible\n");
+    return 2;
+  }
+  std::string assets = args.has("assets") ? args.get("assets") : "";
+  if (assets.empty()) assets = std::getenv("EDGEFUSE_ASSETS_DIR") != nullptr ? std::getenv("EDGEFUSE_ASSETS_DIR") : "";
+  if (assets.empty()) assets = EDGEFUSE_DEFAULT_ASSETS_DIR;
+  const int64_t runs = args.get_int("runs");
+  const int64_t warmup = args.get_int("warmup");
+  std::printf("## CUDA executor on %s (sm_%d%d), %s, median of %lld runs after %lld warm-up\n\n",
+              devices[0].name.c_str(), devices[0].compute_major, devices[0].compute_minor, compiler_description(),
+              static_cast<long long>(runs), static_cast<long long>(warmup));
+  std::printf(
+      "| model | CPU fused (ms) | GPU fused, CUDA graph (ms) | GPU fused, launches (ms) | GPU unfused, CUDA "
+      "graph (ms) | unfused / fused | CPU / GPU | batch 4 (img/s) | batch 16 (img/s) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<std::string> json;
+  for (const BenchModel& model : kModels) {
+    const std::filesystem::path path = std::filesystem::path(assets) / model.relative_path;
+    Result<std::shared_ptr<Graph>> imported = import_onnx_file(path.string());
+    if (!imported.is_ok()) {
+      std::printf("| %s | %s |\n", model.label, imported.status().message().c_str());
+      continue;
+    }
+    std::shared_ptr<const Graph> unfused = *imported;
+    auto fused_graph = std::make_shared<Graph>(**imported);
+    if (Result<std::vector<PassReport>> passes = optimize_graph(*fused_graph); !passes.is_ok()) {
+      std::printf("| %s | fusion failed: %s |\n", model.label, passes.status().message().c_str());
+      continue;
+    }
+    std::shared_ptr<const Graph> fused = fused_graph;
+    std::mt19937 rng(1);
+    const std::vector<Tensor> one = random_batch(*fused, 1, rng);
+
+    Result<Executor> cpu = Executor::create(fused, ExecutorOptions{});
+    const Samples cpu_fused =
+        cpu.is_ok() ? time_runs([&]() { return cpu->run(one).status(); }, 2, 10) : Samples{{}, cpu.status().message()};
+    const Samples gpu_graph = gpu_samples(fused, one, true, warmup, runs);
+    const Samples gpu_launches = gpu_samples(fused, one, false, warmup, runs);
+    const Samples gpu_unfused = gpu_samples(unfused, one, true, warmup, runs);
+    std::string throughput[2];
+    int column = 0;
+    for (int64_t batch : {4, 16}) {
+      Result<std::shared_ptr<Graph>> batched = make_batch_dynamic(*fused);
+      Samples samples = batched.is_ok() ? gpu_samples(*batched, random_batch(*fused, batch, rng), true, warmup, runs)
+                                        : Samples{{}, batched.status().message()};
+      const double ms = median(samples);
+      throughput[column++] = ms > 0 ? make_message(static_cast<int64_t>(1000.0 * static_cast<double>(batch) / ms))
+                                    : "n/a: " + samples.failure;
+      print_json(model.label, "fused, CUDA graph", batch, samples);
+    }
+    print_json(model.label, "CPU fused", 1, cpu_fused);
+    print_json(model.label, "fused, CUDA graph", 1, gpu_graph);
+    print_json(model.label, "fused, launches", 1, gpu_launches);
+    print_json(model.label, "unfused, CUDA graph", 1, gpu_unfused);
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", model.label, latency_cell(cpu_fused, 2).c_str(),
+                latency_cell(gpu_graph, 3).c_str(), latency_cell(gpu_launches, 3).c_str(),
+                latency_cell(gpu_unfused, 3).c_str(), median_ratio_cell(gpu_unfused, gpu_graph).c_str(),
+                median_ratio_cell(cpu_fused, gpu_graph).c_str(), throughput[0].c_str(), throughput[1].c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace edgefuse::bench
+
+int main(int argc, char** argv) {
+  int exit_code = 0;
+  std::optional<edgefuse::cli::ParsedArgs> args =
+      edgefuse::bench::parse_bench_args(edgefuse::bench::bench_spec(), "bench_cuda", argc, argv, exit_code);
+  if (!args) return exit_code;
+  return edgefuse::bench::run(*args);
+}

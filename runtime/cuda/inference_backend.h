@@ -1,0 +1,41 @@
+// Where a model runs: the CPU executor or the CUDA executor behind one interface, chosen per model
+// by `device: cpu | cuda | auto` (config and CLI). auto takes the GPU when this build has CUDA and
+// a device is visible, and otherwise the CPU, saying why; cuda fails when no GPU can be used.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/executor.h"
+#include "runtime/graph.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace edgefuse {
+
+enum class InferenceDevice { kCpu, kCuda, kAuto };
+
+Result<InferenceDevice> parse_inference_device(std::string_view name);  // "cpu" | "cuda" | "auto"
+std::string_view inference_device_name(InferenceDevice device);
+
+class InferenceBackend {
+ public:
+  virtual ~InferenceBackend() = default;
+  // One tensor per graph input, in order; the graph outputs, as host tensors.
+  virtual Result<std::vector<Tensor>> run(std::span<const Tensor> inputs) = 0;
+  // What runs the model, for logs: "cpu (4 threads)", "cuda:0 NVIDIA H200", and for auto the
+  // reason it is not on the GPU.
+  virtual std::string description() const = 0;
+  virtual bool on_gpu() const = 0;
+};
+
+// `cpu_options` configure the CPU executor (threads, kernels, planning); the CUDA executor runs
+// on device 0. kUnsupported for cuda when the build has no CUDA or no device is visible.
+Result<std::unique_ptr<InferenceBackend>> create_inference_backend(std::shared_ptr<const Graph> graph,
+                                                                   InferenceDevice device,
+                                                                   const ExecutorOptions& cpu_options = {});
+
+}  // namespace edgefuse
