@@ -90,7 +90,7 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
     graph = std::move(batched);
   }
   EF_ASSIGN_OR_RETURN(std::unique_ptr<InferenceBackend> backend,
-                      create_inference_backend(std::move(graph), options.device, options.executor));
+                      create_inference_backend(std::move(graph), options.device, options.executor, options.gpu));
   return Detector(family, std::move(backend), options, size->width, size->height);
 }
 

@@ -35,6 +35,7 @@ struct DetectorOptions {
   int max_batch = 1;
   ExecutorOptions executor;  // CPU: threads, reference kernels
   InferenceDevice device = InferenceDevice::kCpu;
+  GpuBackendOptions gpu;  // fp16 storage, CUDA graphs
 };
 
 class Detector {

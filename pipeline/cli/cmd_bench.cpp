@@ -38,6 +38,7 @@ const CommandSpec& bench_spec() {
               reference_option(),
               no_fuse_option(),
               device_option(),
+              precision_option(),
               {.name = "profile",
                .type = OptionType::kFlag,
                .description = "also print time per op type (summed over the timed runs' nodes, median run)"},
@@ -58,6 +59,7 @@ Status run_bench(const ParsedArgs& args) {
   ExecutorOptions options = executor_options(args, true);
   options.profile = args.flag("profile");
   EF_ASSIGN_OR_RETURN(const InferenceDevice device, device_from_args(args));
+  EF_ASSIGN_OR_RETURN(const GpuBackendOptions gpu, gpu_options_from_args(args));
   if (options.profile && device != InferenceDevice::kCpu) {
     return invalid_argument("--profile times the CPU executor's kernels; use it with --device cpu");
   }
@@ -67,7 +69,7 @@ Status run_bench(const ParsedArgs& args) {
   if (device == InferenceDevice::kCpu) {
     EF_ASSIGN_OR_RETURN(executor, Executor::create(graph, options));
   } else {
-    EF_ASSIGN_OR_RETURN(backend, create_inference_backend(graph, device, options));
+    EF_ASSIGN_OR_RETURN(backend, create_inference_backend(graph, device, options, gpu));
   }
   const auto run_once = [&]() { return executor ? executor->run(inputs) : backend->run(inputs); };
   const std::string device_description =

@@ -119,6 +119,7 @@ const CommandSpec& detect_spec() {
               reference_option(),
               no_fuse_option(),
               device_option(),
+              precision_option(),
               {.name = "json", .type = OptionType::kFlag, .description = "print one JSON object instead of text"},
           },
       .notes =
@@ -148,6 +149,7 @@ Status run_detect(const ParsedArgs& args) {
   options.iou_threshold = static_cast<float>(args.get_float("iou"));
   options.executor = executor_options(args, true);
   EF_ASSIGN_OR_RETURN(options.device, device_from_args(args));
+  EF_ASSIGN_OR_RETURN(options.gpu, gpu_options_from_args(args));
   Result<Detector> detector = Detector::create(graph, *family, options);
   if (!detector.is_ok()) return detector.status().with_context(make_message("model '", args.get("model"), "'"));
 

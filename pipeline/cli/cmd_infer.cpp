@@ -131,6 +131,7 @@ const CommandSpec& infer_spec() {
               reference_option(),
               no_fuse_option(),
               device_option(),
+              precision_option(),
           },
       .notes = "Output file names keep [A-Za-z0-9_.-] from the output name; other characters become '_'.",
   };
@@ -146,8 +147,9 @@ Status run_infer(const ParsedArgs& args) {
 
   EF_RETURN_IF_ERROR(optimize_model(*graph, args).status());
   EF_ASSIGN_OR_RETURN(const InferenceDevice device, device_from_args(args));
+  EF_ASSIGN_OR_RETURN(const GpuBackendOptions gpu, gpu_options_from_args(args));
   EF_ASSIGN_OR_RETURN(std::unique_ptr<InferenceBackend> backend,
-                      create_inference_backend(graph, device, executor_options(args, true)));
+                      create_inference_backend(graph, device, executor_options(args, true), gpu));
   EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, backend->run(inputs));
 
   std::error_code error;

@@ -42,6 +42,23 @@ OptionSpec device_option() {
               "visible)"};
 }
 
+OptionSpec precision_option() {
+  return {.name = "precision",
+          .value_name = "NAME",
+          .default_value = "fp32",
+          .description =
+              "on the GPU, fp16 stores activations and weights as 16-bit floats (math stays fp32); the "
+              "CPU runs fp32"};
+}
+
+Result<GpuBackendOptions> gpu_options_from_args(const ParsedArgs& args) {
+  const std::string& precision = args.get("precision");
+  if (precision != "fp32" && precision != "fp16") {
+    return invalid_argument("--precision: '", precision, "' is not one of fp32, fp16");
+  }
+  return GpuBackendOptions{.fp16 = precision == "fp16"};
+}
+
 Result<InferenceDevice> device_from_args(const ParsedArgs& args) {
   Result<InferenceDevice> device = parse_inference_device(args.get("device"));
   if (!device.is_ok()) return device.status().with_context("--device");

@@ -17,9 +17,12 @@ OptionSpec threads_option();    // --threads N, 0 = one per core
 OptionSpec reference_option();  // --reference: naive reference kernels
 OptionSpec no_fuse_option();    // --no-fuse: run the graph as imported (also EDGEFUSE_NO_FUSION=1)
 OptionSpec device_option();     // --device cpu|cuda|auto, default cpu
+OptionSpec precision_option();  // --precision fp32|fp16, default fp32 (GPU storage)
 
 // The device --device names; errors name the option.
 Result<InferenceDevice> device_from_args(const ParsedArgs& args);
+// The GPU options --precision selects; errors name the option.
+Result<GpuBackendOptions> gpu_options_from_args(const ParsedArgs& args);
 
 // Reads and imports an ONNX model; errors name the file.
 Result<std::shared_ptr<Graph>> load_model(const std::string& path);

@@ -19,18 +19,19 @@
 namespace edgefuse {
 
 struct ModelConfig {
-  std::string name;              // unique, [A-Za-z0-9_.-]+
-  std::filesystem::path path;    // ONNX file, absolute after parsing; exists
-  std::string family = "auto";   // auto | yolox | blazeface
-  std::filesystem::path labels;  // optional labels file (one per line), absolute after parsing; exists if given
-  std::string device = "cpu";    // cpu | cuda | auto
-  int threads = 0;               // 0..256, 0 = one per core
-  double score_threshold = 0.3;  // [0,1]
-  double iou_threshold = 0.45;   // [0,1]
-  int max_detections = 100;      // 1..10000
-  int max_batch = 1;             // 1..64
-  int batch_timeout_ms = 5;      // 0..1000
-  bool fuse = true;              // run the graph fuser (false = eager baseline)
+  std::string name;                // unique, [A-Za-z0-9_.-]+
+  std::filesystem::path path;      // ONNX file, absolute after parsing; exists
+  std::string family = "auto";     // auto | yolox | blazeface
+  std::filesystem::path labels;    // optional labels file (one per line), absolute after parsing; exists if given
+  std::string device = "cpu";      // cpu | cuda | auto
+  std::string precision = "fp32";  // fp32 | fp16 (GPU storage; the CPU runs fp32)
+  int threads = 0;                 // 0..256, 0 = one per core
+  double score_threshold = 0.3;    // [0,1]
+  double iou_threshold = 0.45;     // [0,1]
+  int max_detections = 100;        // 1..10000
+  int max_batch = 1;               // 1..64
+  int batch_timeout_ms = 5;        // 0..1000
+  bool fuse = true;                // run the graph fuser (false = eager baseline)
   bool operator==(const ModelConfig&) const = default;
 };
 

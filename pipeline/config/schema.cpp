@@ -59,6 +59,12 @@ const std::array kModelFields = {
                             .choices = "cpu|cuda|auto",
                             .description = "Where inference runs; auto picks cuda when a GPU is present."},
                            &ModelConfig::device},
+    FieldSpec<ModelConfig>{{.key = "precision",
+                            .type = kChoice,
+                            .choices = "fp32|fp16",
+                            .description = "On the GPU, fp16 stores activations and weights as 16-bit floats "
+                                           "(half the memory traffic; math stays fp32). The CPU runs fp32."},
+                           &ModelConfig::precision},
     FieldSpec<ModelConfig>{{.key = "threads",
                             .type = kInt,
                             .range = {0, 256},

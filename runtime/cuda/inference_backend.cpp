@@ -27,26 +27,35 @@ class CpuBackend final : public InferenceBackend {
 #if defined(EDGEFUSE_HAVE_CUDA)
 class CudaBackend final : public InferenceBackend {
  public:
-  CudaBackend(std::unique_ptr<CudaExecutor> executor, std::string device_name)
-      : executor_(std::move(executor)), device_name_(std::move(device_name)) {}
+  CudaBackend(std::unique_ptr<CudaExecutor> executor, std::string device_name, bool fp16)
+      : executor_(std::move(executor)), device_name_(std::move(device_name)), fp16_(fp16) {}
   Result<std::vector<Tensor>> run(std::span<const Tensor> inputs) override { return executor_->run(inputs); }
-  std::string description() const override { return make_message("cuda:0 ", device_name_); }
+  std::string description() const override {
+    return make_message("cuda:0 ", device_name_, fp16_ ? ", fp16 storage" : ", fp32");
+  }
   bool on_gpu() const override { return true; }
 
  private:
   std::unique_ptr<CudaExecutor> executor_;
   std::string device_name_;
+  bool fp16_;
 };
 
 // The CUDA backend on device 0, or why there is none.
-Result<std::unique_ptr<InferenceBackend>> create_cuda_backend(std::shared_ptr<const Graph> graph) {
+Result<std::unique_ptr<InferenceBackend>> create_cuda_backend(std::shared_ptr<const Graph> graph,
+                                                              const GpuBackendOptions& options) {
   const std::vector<CudaDeviceInfo> devices = cuda_devices();
   if (devices.empty()) return unsupported("no CUDA device is visible");
-  EF_ASSIGN_OR_RETURN(std::unique_ptr<CudaExecutor> executor, CudaExecutor::create(std::move(graph)));
-  return std::unique_ptr<InferenceBackend>(std::make_unique<CudaBackend>(std::move(executor), devices[0].name));
+  EF_ASSIGN_OR_RETURN(
+      std::unique_ptr<CudaExecutor> executor,
+      CudaExecutor::create(
+          std::move(graph),
+          CudaExecutorOptions{.device = 0, .use_cuda_graph = options.use_cuda_graph, .fp16 = options.fp16}));
+  return std::unique_ptr<InferenceBackend>(
+      std::make_unique<CudaBackend>(std::move(executor), devices[0].name, options.fp16));
 }
 #else
-Result<std::unique_ptr<InferenceBackend>> create_cuda_backend(std::shared_ptr<const Graph>) {
+Result<std::unique_ptr<InferenceBackend>> create_cuda_backend(std::shared_ptr<const Graph>, const GpuBackendOptions&) {
   return unsupported("this build has no CUDA backend (built without nvcc)");
 }
 #endif
@@ -74,10 +83,11 @@ std::string_view inference_device_name(InferenceDevice device) {
 
 Result<std::unique_ptr<InferenceBackend>> create_inference_backend(std::shared_ptr<const Graph> graph,
                                                                    InferenceDevice device,
-                                                                   const ExecutorOptions& cpu_options) {
+                                                                   const ExecutorOptions& cpu_options,
+                                                                   const GpuBackendOptions& gpu_options) {
   std::string note;
   if (device != InferenceDevice::kCpu) {
-    Result<std::unique_ptr<InferenceBackend>> gpu = create_cuda_backend(graph);
+    Result<std::unique_ptr<InferenceBackend>> gpu = create_cuda_backend(graph, gpu_options);
     if (gpu.is_ok()) return gpu;
     if (device == InferenceDevice::kCuda) return gpu.status().with_context("device cuda");
     note = make_message("auto: ", gpu.status().message());

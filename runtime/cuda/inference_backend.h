@@ -32,10 +32,17 @@ class InferenceBackend {
   virtual bool on_gpu() const = 0;
 };
 
+struct GpuBackendOptions {
+  bool fp16 = false;           // fp16 storage, f32 math (gpu::LoweringOptions); the CPU ignores it
+  bool use_cuda_graph = true;  // replay each input shape's captured CUDA graph
+};
+
 // `cpu_options` configure the CPU executor (threads, kernels, planning); the CUDA executor runs
-// on device 0. kUnsupported for cuda when the build has no CUDA or no device is visible.
+// on device 0 with `gpu_options`. kUnsupported for cuda when the build has no CUDA or no device is
+// visible.
 Result<std::unique_ptr<InferenceBackend>> create_inference_backend(std::shared_ptr<const Graph> graph,
                                                                    InferenceDevice device,
-                                                                   const ExecutorOptions& cpu_options = {});
+                                                                   const ExecutorOptions& cpu_options = {},
+                                                                   const GpuBackendOptions& gpu_options = {});
 
 }  // namespace edgefuse

@@ -34,6 +34,10 @@ run_ok "$EDGEFUSE" infer --model "$add" --input "y=$WORK_DIR/half.npy" --input "
 run_ok "$EDGEFUSE" infer --model "$relu" --input "$WORK_DIR/x.npy" --output-dir "$WORK_DIR/relu_auto" --device auto
 "$MAKE_NPY" compare "$WORK_DIR/relu_auto/y.npy" "$WORK_DIR/relu_expected.npy" 0
 if "$EDGEFUSE" --version | grep -Eq "CUDA: not built in| 0 device\(s\) visible"; then
+  # fp16 is GPU storage: without a GPU the CPU runs fp32 and the integers stay exact.
+  run_ok "$EDGEFUSE" infer --model "$relu" --input "$WORK_DIR/x.npy" --output-dir "$WORK_DIR/relu_fp16" --device auto \
+    --precision fp16
+  "$MAKE_NPY" compare "$WORK_DIR/relu_fp16/y.npy" "$WORK_DIR/relu_expected.npy" 0
   run_fails "device cuda: " "$EDGEFUSE" infer --model "$relu" --input "$WORK_DIR/x.npy" --output-dir "$WORK_DIR/no_gpu" \
     --device cuda
 else
@@ -42,6 +46,8 @@ else
 fi
 
 out="$WORK_DIR/errors"
+run_fails "--precision: 'fp8' is not one of fp32, fp16" \
+  "$EDGEFUSE" infer --model "$relu" --input "$WORK_DIR/x.npy" --output-dir "$out" --precision fp8
 run_fails "--device: device 'gpu' is not one of cpu, cuda, auto" \
   "$EDGEFUSE" infer --model "$relu" --input "$WORK_DIR/x.npy" --output-dir "$out" --device gpu
 run_fails "needs the form NAME=FILE" "$EDGEFUSE" infer --model "$add" --input "$WORK_DIR/x.npy" --output-dir "$out"

@@ -16,6 +16,7 @@ models:
     family: yolox
     labels: coco.names
     device: cuda
+    precision: fp16
     threads: 4
     score-threshold: 0.5
     iou-threshold: 6e-1
@@ -70,6 +71,8 @@ TEST_CASE("a config with every key parses to exactly the values written") {
   CHECK(det.family == "yolox");
   CHECK(det.labels == folder.path() / "coco.names");
   CHECK(det.device == "cuda");
+  CHECK(det.precision == "fp16");
+  CHECK(config.models[1].precision == "fp32");  // the default
   CHECK(det.threads == 4);
   CHECK(det.score_threshold == 0.5);
   CHECK(det.iou_threshold == 0.6);
