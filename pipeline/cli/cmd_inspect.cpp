@@ -2,6 +2,9 @@
 // passes, each pass's rewrites, the memory plan's bytes fused versus unfused, and (--profile) the
 // optimised graph's time per op type.
 //
+// --device BOARD adds a roofline estimate: the fused plan's bytes (activations moved plus weights
+// read once) and FLOPs against the board's published bandwidth and fp32 peak (runtime/cost_model.h).
+//
 // "Unfused" is the graph as imported, planned with neither in-place outputs nor Concat aliasing;
 // "fused" is the optimised graph planned with the default PlanOptions, as the executor runs it.
 #include <cstdio>
@@ -14,6 +17,7 @@
 #include "pipeline/cli/commands.h"
 #include "pipeline/cli/common.h"
 #include "pipeline/json/json_writer.h"
+#include "runtime/cost_model.h"
 #include "runtime/memory_plan.h"
 
 namespace edgefuse::cli {
@@ -39,7 +43,9 @@ struct InspectReport {
   size_t peak_live_bytes = 0;  // fused plan
   size_t weight_bytes = 0;
   int concats_aliased = 0;  // fused plan
-  bool profiled = false;    // --profile: `profile` holds the time per op type
+  int64_t flops_fused = 0;
+  int64_t flops_unfused = 0;
+  bool profiled = false;  // --profile: `profile` holds the time per op type
   std::vector<OpTime> profile;
 };
 
@@ -136,11 +142,42 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   report.peak_live_bytes = fused_plan->peak_live_bytes;
   report.concats_aliased = fused_plan->concats_aliased;
   report.weight_bytes = used_weight_bytes(*optimised);
+  report.flops_fused = graph_flops(*optimised, *fused_plan);
+  report.flops_unfused = graph_flops(*imported, *unfused_plan);
   report.profiled = args.flag("profile");
   if (report.profiled) {
     EF_ASSIGN_OR_RETURN(report.profile, profile_ops(optimised, args));
   }
   return report;
+}
+
+struct Roofline {
+  const BoardSpec* board = nullptr;  // null: no --device
+  bool fp16 = false;
+  double bytes = 0;
+  double flops = 0;
+  RooflineEstimate estimate;
+};
+
+// The fused plan on the --device board: activations moved plus weights read once, halved in fp16.
+Result<Roofline> roofline_for(const InspectReport& report, const ParsedArgs& args) {
+  Roofline r;
+  if (!args.has("device")) return r;
+  r.board = find_board(args.get("device"));
+  if (r.board == nullptr) {
+    std::string known;
+    for (const BoardSpec& board : board_specs()) known += (known.empty() ? "" : ", ") + std::string(board.name);
+    return invalid_argument("--device: unknown board '", args.get("device"), "' (known: ", known, ")");
+  }
+  const std::string& precision = args.get("precision");
+  if (precision != "fp32" && precision != "fp16") {
+    return invalid_argument("--precision: '", precision, "' is not one of fp32, fp16");
+  }
+  r.fp16 = precision == "fp16";
+  r.bytes = static_cast<double>(report.moved_fused + report.weight_bytes) / (r.fp16 ? 2.0 : 1.0);
+  r.flops = static_cast<double>(report.flops_fused);
+  r.estimate = roofline(*r.board, r.bytes, r.flops);
+  return r;
 }
 
 int64_t as_int(size_t bytes) {
@@ -153,7 +190,7 @@ void write_op_counts(JsonWriter& json, const OpCounts& counts) {
   json.end_object();
 }
 
-void print_json(const std::string& model, const InspectReport& report) {
+void print_json(const std::string& model, const InspectReport& report, const Roofline& roof) {
   JsonWriter json;
   json.begin_object();
   json.key("model").value(model);
@@ -169,6 +206,24 @@ void print_json(const std::string& model, const InspectReport& report) {
   json.key("peak_live_bytes").value(as_int(report.peak_live_bytes));
   json.key("weight_bytes").value(as_int(report.weight_bytes));
   json.key("concats_aliased").value(report.concats_aliased);
+  json.key("flops_fused").value(report.flops_fused);
+  json.key("flops_unfused").value(report.flops_unfused);
+  if (roof.board != nullptr) {
+    json.key("roofline").begin_object();
+    json.key("estimate").value(true);
+    json.key("board").value(std::string(roof.board->name));
+    json.key("board_description").value(std::string(roof.board->description));
+    json.key("bandwidth_gb_s").value(roof.board->bandwidth_gb_s, 1);
+    json.key("fp32_gflops").value(roof.board->fp32_gflops, 1);
+    json.key("precision").value(roof.fp16 ? "fp16" : "fp32");
+    json.key("bytes").value(static_cast<int64_t>(roof.bytes));
+    json.key("flops").value(static_cast<int64_t>(roof.flops));
+    json.key("memory_ms").value(roof.estimate.memory_ms, 4);
+    json.key("compute_ms").value(roof.estimate.compute_ms, 4);
+    json.key("estimate_ms").value(roof.estimate.estimate_ms, 4);
+    json.key("bound").value(roof.estimate.memory_bound ? "memory" : "compute");
+    json.end_object();
+  }
   json.key("ops_before");
   write_op_counts(json, report.ops_before);
   json.key("ops_after");
@@ -204,6 +259,19 @@ double ratio(size_t before, size_t after) {
   return after == 0 ? 0.0 : static_cast<double>(before) / static_cast<double>(after);
 }
 
+void print_roofline(const Roofline& roof) {
+  const RooflineEstimate& e = roof.estimate;
+  std::printf("roofline ESTIMATE on %s (published figures, not a measurement):\n", roof.board->description.data());
+  std::printf("  bytes per inference     %10.2f MiB (%s: activations moved + weights read once)\n",
+              roof.bytes / (1024.0 * 1024.0), roof.fp16 ? "fp16" : "fp32");
+  std::printf("  FLOPs per inference     %10.3f G (%.1f FLOPs per byte; the board turns compute bound at %.1f)\n",
+              roof.flops * 1e-9, e.intensity, e.ridge_intensity);
+  std::printf("  memory time             %10.3f ms at %.1f GB/s\n", e.memory_ms, roof.board->bandwidth_gb_s);
+  std::printf("  compute time            %10.3f ms at %.1f GFLOPS fp32\n", e.compute_ms, roof.board->fp32_gflops);
+  std::printf("  estimate                %10.3f ms, %s bound (a lower bound: real kernels reach part of the roof)\n",
+              e.estimate_ms, e.memory_bound ? "memory" : "compute");
+}
+
 void print_text(const std::string& model, const InspectReport& report, const ParsedArgs& args) {
   std::printf("%s: %lld nodes imported, %lld after fusion%s; kernels run: %lld unfused, %lld fused\n", model.c_str(),
               static_cast<long long>(report.nodes_before), static_cast<long long>(report.nodes_after),
@@ -234,6 +302,8 @@ void print_text(const std::string& model, const InspectReport& report, const Par
   std::printf("  peak live activations   %10.2f MiB\n", mib(report.peak_live_bytes));
   std::printf("  concats aliased         %10d\n", report.concats_aliased);
   std::printf("  weights                 %10.2f MiB\n", mib(report.weight_bytes));
+  std::printf("arithmetic per inference: %.3f GFLOPs fused, %.3f unfused\n",
+              static_cast<double>(report.flops_fused) * 1e-9, static_cast<double>(report.flops_unfused) * 1e-9);
 
   if (!report.profiled) return;
   std::printf("profile (median of %lld runs after %lld warm-up):\n", static_cast<long long>(args.get_int("runs")),
@@ -266,6 +336,11 @@ const CommandSpec& inspect_spec() {
                .max = 1000000},
               threads_option(),
               no_fuse_option(),
+              {.name = "device",
+               .value_name = "BOARD",
+               .description = "add a roofline estimate for a board: jetson-nano, xavier-nx, orin-nano, orin-nx, "
+                              "agx-orin"},
+              precision_option(),
           },
       .notes =
           "The model needs fixed input shapes. Unfused numbers plan the imported graph without in-place\n"
@@ -277,10 +352,12 @@ const CommandSpec& inspect_spec() {
 Status run_inspect(const ParsedArgs& args) {
   const std::string& model = args.get("model");
   EF_ASSIGN_OR_RETURN(const InspectReport report, inspect_model(model, args));
+  EF_ASSIGN_OR_RETURN(const Roofline roof, roofline_for(report, args));
   if (args.flag("json")) {
-    print_json(model, report);
+    print_json(model, report, roof);
   } else {
     print_text(model, report, args);
+    if (roof.board != nullptr) print_roofline(roof);
   }
   return Status::ok();
 }

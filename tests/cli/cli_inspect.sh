@@ -44,6 +44,25 @@ ops_after_sum="$(grep -oE '"ops_after":\{[^}]*\}' "$WORK_DIR/out" | grep -oE ':[
 [[ "$moved_fused" -lt "$moved_unfused" ]] || fail "fused moves $moved_fused bytes, unfused $moved_unfused"
 [[ $((arena * 15)) -le "$unplanned" ]] || fail "arena $arena bytes is not 15x below one buffer per tensor ($unplanned)"
 
+# YOLOX-nano at 416 is published as 1.08 GFLOPs (multiply-adds counted twice).
+flops="$(json_int flops_fused)"
+[[ "$flops" -gt 1000000000 && "$flops" -lt 1100000000 ]] || fail "flops_fused $flops, expected about 1.06e9"
+
+# Roofline estimate on a board: labelled, and the slower of the memory and compute times.
+run_ok "$EDGEFUSE" inspect --model "$yolox" --device orin-nano --json
+expect_output '"roofline":{"estimate":true,"board":"orin-nano"'
+expect_output '"bandwidth_gb_s":68.0'
+awk_check='{ m = $0; sub(/.*"memory_ms":/, "", m); sub(/,.*/, "", m); c = $0; sub(/.*"compute_ms":/, "", c);
+  sub(/,.*/, "", c); e = $0; sub(/.*"estimate_ms":/, "", e); sub(/,.*/, "", e);
+  want = m > c ? m : c; exit (e - want < 0.0002 && want - e < 0.0002 && m > 0 && c > 0) ? 0 : 1 }'
+awk "$awk_check" "$WORK_DIR/out" || fail "estimate_ms is not max(memory_ms, compute_ms): $(cat "$WORK_DIR/out")"
+run_ok "$EDGEFUSE" inspect --model "$yolox" --device xavier-nx --precision fp16
+for text in "roofline ESTIMATE on Jetson Xavier NX" "not a measurement" "(fp16: activations moved"; do
+  expect_output "$text"
+done
+run_fails "--device: unknown board 'tx2' (known: jetson-nano, xavier-nx, orin-nano, orin-nx, agx-orin)" \
+  "$EDGEFUSE" inspect --model "$yolox" --device tx2
+
 run_ok "$EDGEFUSE" inspect --model "$yolox" --no-fuse --json
 [[ "$(json_int nodes_after)" -eq 369 ]] || fail "--no-fuse changed the graph"
 expect_output '"passes":[]'
