@@ -306,6 +306,13 @@ class Lowerer {
     s.in_channels = p.in_channels;
     s.out_channels = p.out_channels;
     s.group = p.group;
+    // The most channels per work item that tile each group's output channels exactly.
+    for (int64_t per_item = kMaxConvChannelsPerItem; per_item >= 1; --per_item) {
+      if (p.out_channels_per_group() % per_item == 0) {
+        s.channels_per_item = per_item;
+        break;
+      }
+    }
     for (int a = 0; a < 3; ++a) {
       s.input[a] = g.input[a];
       s.kernel[a] = g.kernel[a];

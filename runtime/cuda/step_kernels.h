@@ -42,12 +42,17 @@ struct Operands {
 
 // Conv with the fuser's epilogue: Y = act(conv(X, W) + B + R) or act(conv(X, W) + B) + R.
 // Operands: X, W, B (optional), R (optional). 1-3 spatial axes, padded to 3 (leading unit axes).
-// One work item per output element, accumulating in f32 in the reference's tap order.
+// One work item computes one output position for `channels_per_item` consecutive output channels
+// of one group (1 to kMaxConvChannelsPerItem), so each input value it loads feeds that many
+// multiply-adds; it accumulates in f32 in the reference's tap order.
+inline constexpr int kMaxConvChannelsPerItem = 4;
+
 struct ConvStep : Operands {
   int64_t batch = 0;
   int64_t in_channels = 0;
   int64_t out_channels = 0;
   int64_t group = 1;
+  int64_t channels_per_item = 1;  // divides out_channels / group
   int64_t input[3] = {1, 1, 1};
   int64_t kernel[3] = {1, 1, 1};
   int64_t stride[3] = {1, 1, 1};
@@ -57,7 +62,9 @@ struct ConvStep : Operands {
   ActivationParams activation;
   bool residual_after_activation = false;
 
-  EF_HOST_DEVICE int64_t count() const { return batch * out_channels * output[0] * output[1] * output[2]; }
+  EF_HOST_DEVICE int64_t count() const {
+    return batch * (out_channels / channels_per_item) * output[0] * output[1] * output[2];
+  }
 
   EF_HOST_DEVICE void run(int64_t i) const {
     int64_t rest = i;
@@ -67,16 +74,19 @@ struct ConvStep : Operands {
     rest /= output[1];
     const int64_t oz = rest % output[0];
     rest /= output[0];
-    const int64_t m = rest % out_channels;
-    const int64_t n = rest / out_channels;
+    const int64_t blocks = out_channels / channels_per_item;
+    const int64_t m0 = (rest % blocks) * channels_per_item;
+    const int64_t n = rest / blocks;
     const int64_t cg = in_channels / group;
-    const int64_t first_channel = (m / (out_channels / group)) * cg;
+    const int64_t first_channel = (m0 / (out_channels / group)) * cg;
     const int64_t in_plane = input[0] * input[1] * input[2];
     const int64_t kernel_volume = kernel[0] * kernel[1] * kernel[2];
-    float acc = in[2] != nullptr ? load(2, m) : 0.0f;
+    float acc[kMaxConvChannelsPerItem];
+    for (int j = 0; j < kMaxConvChannelsPerItem; ++j)
+      acc[j] = j < channels_per_item && in[2] != nullptr ? load(2, m0 + j) : 0.0f;
     for (int64_t c = 0; c < cg; ++c) {
       const int64_t plane = (n * in_channels + first_channel + c) * in_plane;
-      const int64_t taps = (m * cg + c) * kernel_volume;
+      const int64_t taps = (m0 * cg + c) * kernel_volume;
       for (int64_t kz = 0; kz < kernel[0]; ++kz) {
         const int64_t iz = oz * stride[0] + kz * dilation[0] - pad_begin[0];
         if (iz < 0 || iz >= input[0]) continue;
@@ -86,18 +96,27 @@ struct ConvStep : Operands {
           for (int64_t kx = 0; kx < kernel[2]; ++kx) {
             const int64_t ix = ox * stride[2] + kx * dilation[2] - pad_begin[2];
             if (ix < 0 || ix >= input[2]) continue;
-            acc += load(0, plane + (iz * input[1] + iy) * input[2] + ix) *
-                   load(1, taps + (kz * kernel[1] + ky) * kernel[2] + kx);
+            const float x = load(0, plane + (iz * input[1] + iy) * input[2] + ix);
+            const int64_t tap = taps + (kz * kernel[1] + ky) * kernel[2] + kx;
+            for (int j = 0; j < kMaxConvChannelsPerItem; ++j) {
+              if (j < channels_per_item) acc[j] += x * load(1, tap + j * cg * kernel_volume);
+            }
           }
         }
       }
     }
-    if (in[3] == nullptr) {
-      store(i, apply_activation(activation, acc));
-    } else if (residual_after_activation) {
-      store(i, apply_activation(activation, acc) + load(3, i));
-    } else {
-      store(i, apply_activation(activation, acc + load(3, i)));
+    const int64_t spatial = output[0] * output[1] * output[2];
+    const int64_t first_out = ((n * out_channels + m0) * output[0] + oz) * output[1] * output[2] + oy * output[2] + ox;
+    for (int j = 0; j < kMaxConvChannelsPerItem; ++j) {
+      if (j >= channels_per_item) break;
+      const int64_t o = first_out + j * spatial;
+      if (in[3] == nullptr) {
+        store(o, apply_activation(activation, acc[j]));
+      } else if (residual_after_activation) {
+        store(o, apply_activation(activation, acc[j]) + load(3, o));
+      } else {
+        store(o, apply_activation(activation, acc[j] + load(3, o)));
+      }
     }
   }
 };

@@ -89,6 +89,19 @@ void add_conv_cases(CaseBuilder& b) {
         m.node(OpKind::kConv, {x, m.random_constant({6, 2, 3, 2}, rng)}, conv_attrs({2, 1, 2, 3}, {1, 2}, {2, 1}, 2));
     m.output(m.node(OpKind::kConv, {x, m.random_constant({6, 2, 3, 2}, rng), kNoValue, y}, a));
   });
+  b.add("conv with 8 outputs in 2 groups (4 channels per work item), stride 2, bias, residual",
+        [](GraphMaker& m, std::mt19937& rng) {
+          Attributes a = conv_attrs({1, 1, 1, 1}, {2, 2}, {1, 1}, 2);
+          a.set("fused_activation", std::string("silu"));
+          const ValueId x = m.input({2, 6, 9, 7});
+          const ValueId residual = m.input({2, 8, 5, 4});
+          m.output(m.node(OpKind::kConv,
+                          {x, m.random_constant({8, 3, 3, 3}, rng), m.random_constant({8}, rng), residual}, a));
+        });
+  b.add("conv with 6 outputs (3 channels per work item), 1x1", [](GraphMaker& m, std::mt19937& rng) {
+    m.output(m.node(OpKind::kConv, {m.input({1, 5, 4, 6}), m.random_constant({6, 5, 1, 1}, rng)},
+                    conv_attrs({0, 0, 0, 0}, {1, 1}, {1, 1}, 1)));
+  });
   b.add("1-D conv, stride 3, hard-swish epilogue", [](GraphMaker& m, std::mt19937& rng) {
     Attributes a = conv_attrs({1, 2}, {3}, {1}, 1);
     a.set("fused_activation", std::string("hard_swish"));
