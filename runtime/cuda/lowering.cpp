@@ -1,5 +1,6 @@
 #include "runtime/cuda/lowering.h"
 
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -608,14 +609,16 @@ class Lowerer {
     Tensor* map_output = &map;
     const std::vector<const Tensor*> inputs = pointers(tensors, node);
     EF_RETURN_IF_ERROR(op_def(node.op).reference(KernelArgs{node, inputs, std::span(&map_output, 1), nullptr}));
-    int64_t* from = map.data<int64_t>();
-    for (int64_t i = 0; i < map.numel(); ++i) from[i] -= 1;
+    if (numbers.numel() > INT32_MAX)
+      return StepsOrFallback{not_lowered(op_name(node.op), " input beyond 2^31 elements")};
+    std::vector<int32_t> from(static_cast<size_t>(map.numel()));
+    for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<int32_t>(map.data<int64_t>()[i] - 1);
     GatherStep s;
     s.element_bytes = static_cast<int>(dtype_size(out.dtype));
     s.elements = out.numel();
     s.fill = fill;
     LoweredStep step = step_for(node, s, {data});
-    step.inputs[1] = add_constant(map.raw_data(), map.nbytes());
+    step.inputs[1] = add_constant(from.data(), from.size() * sizeof(int32_t));
     std::vector<LoweredStep> steps;
     if (s.count() > 0) steps.push_back(std::move(step));
     return StepsOrFallback{std::move(steps)};

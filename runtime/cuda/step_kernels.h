@@ -332,8 +332,8 @@ struct BlockCopyStep : Operands {
 
 // y[i] = x[map[i]], or `fill` where map[i] < 0: any op that only moves elements (Transpose, Slice,
 // Pad, Gather with constant indices, nearest Resize), its map computed once when lowering.
-// Operands: X, map (i64). `fill` holds the fill element's bytes (Pad's constant value; an f32
-// when element_bytes is 0, which converts as BlockCopyStep does).
+// Operands: X, map (i32: half the bytes of i64, and no tensor here nears 2^31 elements). `fill` holds the fill
+// element's bytes (Pad's constant value; an f32 when element_bytes is 0, which converts as BlockCopyStep does).
 struct GatherStep : Operands {
   int element_bytes = 4;
   int64_t elements = 0;
@@ -341,7 +341,7 @@ struct GatherStep : Operands {
 
   EF_HOST_DEVICE int64_t count() const { return elements; }
   EF_HOST_DEVICE void run(int64_t i) const {
-    const int64_t from = static_cast<const int64_t*>(in[1])[i];
+    const int64_t from = static_cast<const int32_t*>(in[1])[i];
     if (element_bytes == 0) {
       float fill_value = 0;
       memcpy(&fill_value, &fill, sizeof(fill_value));

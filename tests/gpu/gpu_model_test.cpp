@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -39,11 +40,15 @@ void check_model(const std::filesystem::path& path, bool fp16) {
   const std::shared_ptr<const Graph> graph = fused_model(path);
   std::mt19937 rng(5);
   const std::vector<Tensor> inputs = random_inputs_for(*graph, rng);
+  const auto start = std::chrono::steady_clock::now();
   const gpu::LoweredPlan lowered = lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.fp16_storage = fp16});
+  const double lowering_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   for (const std::string& line : lowered.describe_fallbacks(*graph)) MESSAGE("CPU fallback: ", line);
   CHECK(lowered.fallback_count() == 0);
-  MESSAGE(path.filename().string(), ": ", graph->nodes().size(), " nodes -> ", lowered.steps.size(),
-          " GPU steps, arena ", lowered.plan.arena_bytes, " bytes, constants ", lowered.constants.size(), " bytes");
+  MESSAGE(path.filename().string(), ": ", graph->nodes().size(), " nodes -> ", lowered.steps.size(), " GPU steps in ",
+          lowering_ms, " ms (plan and lower), arena ", lowered.plan.arena_bytes, " bytes, constants ",
+          lowered.constants.size(), " bytes");
 
   Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
   REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
