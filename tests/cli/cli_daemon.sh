@@ -28,6 +28,8 @@ models:
   - name: people
     path: $yolox
     threads: 1
+    device: auto
+    precision: fp16
 streams:
   - name: pattern
     uri: test://ball
@@ -54,6 +56,9 @@ done
 kill -INT "$daemon"
 wait "$daemon" || fail "daemon exited $? after SIGINT: $(tail -5 "$WORK_DIR/log")"
 grep -q "stream 'pattern' summary:" "$WORK_DIR/log" || fail "no summary line: $(cat "$WORK_DIR/log")"
+# device: auto says where the model runs, and why not on the GPU when it is not.
+grep -Eq "model 'people': .*, on (cpu \(1 thread; auto: .+\)|cuda:0 .+, fp16 storage)$" "$WORK_DIR/log" ||
+  fail "no device in the model line: $(grep "model 'people'" "$WORK_DIR/log")"
 grep -q "stream 'pattern': .* fps in" "$WORK_DIR/log" || fail "no periodic statistics: $(cat "$WORK_DIR/log")"
 report=$(cat "$WORK_DIR/report.json")
 field() { grep -oE "\"$1\":[0-9]+" <<<"$report" | cut -d: -f2; }
