@@ -1,8 +1,9 @@
 // FLOP counts from a plan's shapes, checked against counts done by hand, and the roofline
 // arithmetic against the board figures.
+#include "runtime/cost_model.h"
+
 #include <doctest/doctest.h>
 
-#include "runtime/cost_model.h"
 #include "runtime/memory_plan.h"
 
 namespace edgefuse {
