@@ -89,8 +89,14 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
     EF_RETURN_IF_ERROR(check_batch_equivalence(graph, batched, 2, options.executor));
     graph = std::move(batched);
   }
+  GpuBackendOptions gpu = options.gpu;
+  // YOLOX decoding skips every row whose objectness (an upper bound of its score) is below the
+  // threshold, so on a GPU only the other rows need to come back.
+  if (family == DetectorFamily::kYolox && options.score_threshold > 0) {
+    gpu.row_filter = gpu::RowFilter{.output = 0, .column = 4, .threshold = options.score_threshold};
+  }
   EF_ASSIGN_OR_RETURN(std::unique_ptr<InferenceBackend> backend,
-                      create_inference_backend(std::move(graph), options.device, options.executor, options.gpu));
+                      create_inference_backend(std::move(graph), options.device, options.executor, gpu));
   return Detector(family, std::move(backend), options, size->width, size->height);
 }
 

@@ -48,6 +48,9 @@ struct ShapeState {
   gpu::LoweredPlan lowered;
   DeviceBytes arena;
   DeviceBytes constants;
+  DeviceBytes scratch;              // the row filter's index and compact buffers
+  PinnedBytes pinned_index;         // the row filter's index buffer, downloaded every frame
+  std::vector<float> compact;       // host copy of the passing rows
   std::vector<DeviceBytes> inputs;  // per graph input
   std::vector<DeviceBytes> outputs;
   std::vector<PinnedBytes> pinned_inputs;
@@ -83,7 +86,27 @@ struct CudaExecutor::Impl {
   // Uploads the inputs, runs every step and downloads the outputs, all on `stream`.
   Status enqueue_frame(ShapeState& state);
   Status run_fallback(ShapeState& state, const gpu::LoweredStep& step);
+  // After a frame: each batch element's passing rows (as many as its count), scattered into `output`.
+  Status download_filtered_rows(ShapeState& state, Tensor& output);
 };
+
+Status CudaExecutor::Impl::download_filtered_rows(ShapeState& state, Tensor& output) {
+  const gpu::RowFilterLayout& filter = *state.lowered.row_filter;
+  const auto* index = static_cast<const uint32_t*>(state.pinned_index.get());
+  const auto* compact = static_cast<const std::byte*>(gpu::resolve(state.bindings, filter.compact));
+  const size_t element_bytes = static_cast<size_t>(filter.rows) * filter.row_bytes();
+  for (int64_t b = 0; b < filter.batch; ++b) {
+    const auto count = std::min<int64_t>(index[b * (filter.rows + 1)], filter.rows);
+    if (count == 0) continue;
+    const size_t offset = static_cast<size_t>(b) * element_bytes;
+    EF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(reinterpret_cast<std::byte*>(state.compact.data()) + offset,
+                                            compact + offset, static_cast<size_t>(count) * filter.row_bytes(),
+                                            cudaMemcpyDeviceToHost, stream));
+  }
+  EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  gpu::scatter_filtered_rows(filter, index, state.compact.data(), output);
+  return Status::ok();
+}
 
 Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const Tensor> inputs) {
   std::vector<Shape> signature;
@@ -101,19 +124,27 @@ Status CudaExecutor::Impl::build(ShapeState& state, std::span<const Tensor> inpu
   std::vector<TensorDesc> descs;
   for (const Tensor& input : inputs) descs.push_back(input.desc());
   EF_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(*graph, descs));
-  EF_ASSIGN_OR_RETURN(state.lowered,
-                      gpu::lower_plan(*graph, std::move(plan), gpu::LoweringOptions{.fp16_storage = options.fp16}));
+  EF_ASSIGN_OR_RETURN(state.lowered, gpu::lower_plan(*graph, std::move(plan),
+                                                     gpu::LoweringOptions{.fp16_storage = options.fp16,
+                                                                          .row_filter = options.row_filter}));
   const gpu::LoweredPlan& lowered = state.lowered;
 
   EF_RETURN_IF_ERROR(device_alloc(state.arena, lowered.plan.arena_bytes));
   EF_RETURN_IF_ERROR(device_alloc(state.constants, lowered.constants.size()));
-  state.device_bytes = lowered.plan.arena_bytes + lowered.constants.size();
+  EF_RETURN_IF_ERROR(device_alloc(state.scratch, lowered.scratch_bytes));
+  state.device_bytes = lowered.plan.arena_bytes + lowered.constants.size() + lowered.scratch_bytes;
+  if (lowered.row_filter) {
+    EF_RETURN_IF_ERROR(pinned_alloc(state.pinned_index, lowered.row_filter->index_bytes()));
+    state.compact.resize(
+        static_cast<size_t>(lowered.row_filter->batch * lowered.row_filter->rows * lowered.row_filter->channels));
+  }
   if (!lowered.constants.empty()) {
     EF_CUDA_RETURN_IF_ERROR(
         cudaMemcpy(state.constants.get(), lowered.constants.data(), lowered.constants.size(), cudaMemcpyHostToDevice));
   }
   state.bindings.arena = state.arena.get();
   state.bindings.constants = state.constants.get();
+  state.bindings.scratch = state.scratch.get();
   for (const Tensor& input : inputs) {
     state.inputs.emplace_back();
     state.pinned_inputs.emplace_back();
@@ -193,8 +224,14 @@ Status CudaExecutor::Impl::enqueue_frame(ShapeState& state) {
         params);
     if (!launched.is_ok()) return launched.with_context(step.node >= 0 ? graph->describe_node(step.node) : "output");
   }
+  const std::optional<gpu::RowFilterLayout>& filter = lowered.row_filter;
+  if (filter) {  // the index buffer comes back now; the passing rows once its counts are known (run)
+    EF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(state.pinned_index.get(), gpu::resolve(state.bindings, filter->index),
+                                            filter->index_bytes(), cudaMemcpyDeviceToHost, stream));
+  }
   for (size_t j = 0; j < state.outputs.size(); ++j) {
     const size_t bytes = lowered.output_descs[j].nbytes();
+    if (filter && static_cast<int>(j) == filter->filter.output) continue;
     if (bytes > 0) {
       EF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(state.pinned_outputs[j].get(), state.outputs[j].get(), bytes,
                                               cudaMemcpyDeviceToHost, stream));
@@ -250,11 +287,15 @@ Result<std::vector<Tensor>> CudaExecutor::run(std::span<const Tensor> inputs) {
   }
   EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(impl.stream));
   std::vector<Tensor> outputs;
+  const std::optional<gpu::RowFilterLayout>& filter = state->lowered.row_filter;
   for (size_t j = 0; j < state->outputs.size(); ++j) {
     const TensorDesc& desc = state->lowered.output_descs[j];
     outputs.push_back(Tensor::empty(desc.dtype, desc.shape));
+    if (filter && static_cast<int>(j) == filter->filter.output) continue;
     if (desc.nbytes() > 0) std::memcpy(outputs.back().raw_data(), state->pinned_outputs[j].get(), desc.nbytes());
   }
+  if (filter)
+    EF_RETURN_IF_ERROR(impl.download_filtered_rows(*state, outputs[static_cast<size_t>(filter->filter.output)]));
   return outputs;
 }
 

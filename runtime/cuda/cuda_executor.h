@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ struct CudaExecutorOptions {
   int device = 0;
   bool use_cuda_graph = true;  // capture each shape's plan as a CUDA graph and replay it
   bool fp16 = false;           // fp16 storage of activations and weights, f32 math (gpu::LoweringOptions)
+  // Only rows of one output that pass a threshold come back (gpu::RowFilter); the rest read as zeros.
+  std::optional<gpu::RowFilter> row_filter;
 };
 
 class CudaExecutor {

@@ -81,9 +81,10 @@ Result<std::vector<Tensor>> run_lowered_on_host(const Graph& graph, const Lowere
   Tensor arena = Tensor::empty(DType::kU8, {static_cast<int64_t>(plan.arena_bytes)});
   if (arena.nbytes() > 0) std::memset(arena.raw_data(), 0xFF, arena.nbytes());
   Tensor constants = Tensor::empty(DType::kU8, {static_cast<int64_t>(lowered.constants.size())});
+  Tensor scratch = Tensor::empty(DType::kU8, {static_cast<int64_t>(lowered.scratch_bytes)});
   if (!lowered.constants.empty()) std::memcpy(constants.raw_data(), lowered.constants.data(), lowered.constants.size());
   std::vector<Tensor> outputs;
-  Bindings bindings{arena.raw_data(), constants.raw_data(), {}, {}};
+  Bindings bindings{arena.raw_data(), constants.raw_data(), scratch.raw_data(), {}, {}};
   for (const Tensor& input : inputs) bindings.inputs.push_back(input.raw_data());
   for (const TensorDesc& desc : lowered.output_descs) {
     outputs.push_back(Tensor::empty(desc.dtype, desc.shape));
@@ -114,6 +115,12 @@ Result<std::vector<Tensor>> run_lowered_on_host(const Graph& graph, const Lowere
           if constexpr (!std::is_same_v<std::decay_t<decltype(p)>, CpuFallbackStep>) run_items(p, pool);
         },
         params);
+  }
+  // As the device would hand it back: only the filtered rows, the rest zeros.
+  if (const std::optional<RowFilterLayout>& filter = lowered.row_filter) {
+    const auto* index = static_cast<const uint32_t*>(resolve(bindings, filter->index));
+    const auto* compact = static_cast<const float*>(resolve(bindings, filter->compact));
+    scatter_filtered_rows(*filter, index, compact, outputs[static_cast<size_t>(filter->filter.output)]);
   }
   return outputs;
 }

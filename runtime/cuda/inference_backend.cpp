@@ -48,9 +48,10 @@ Result<std::unique_ptr<InferenceBackend>> create_cuda_backend(std::shared_ptr<co
   if (devices.empty()) return unsupported("no CUDA device is visible");
   EF_ASSIGN_OR_RETURN(
       std::unique_ptr<CudaExecutor> executor,
-      CudaExecutor::create(
-          std::move(graph),
-          CudaExecutorOptions{.device = 0, .use_cuda_graph = options.use_cuda_graph, .fp16 = options.fp16}));
+      CudaExecutor::create(std::move(graph), CudaExecutorOptions{.device = 0,
+                                                                 .use_cuda_graph = options.use_cuda_graph,
+                                                                 .fp16 = options.fp16,
+                                                                 .row_filter = options.row_filter}));
   return std::unique_ptr<InferenceBackend>(
       std::make_unique<CudaBackend>(std::move(executor), devices[0].name, options.fp16));
 }

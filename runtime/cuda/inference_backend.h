@@ -4,11 +4,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "runtime/cuda/lowering.h"
 #include "runtime/executor.h"
 #include "runtime/graph.h"
 #include "runtime/status.h"
@@ -35,6 +37,9 @@ class InferenceBackend {
 struct GpuBackendOptions {
   bool fp16 = false;           // fp16 storage, f32 math (gpu::LoweringOptions); the CPU ignores it
   bool use_cuda_graph = true;  // replay each input shape's captured CUDA graph
+  // Only an output's rows that pass a threshold are downloaded, the rest read as zeros
+  // (gpu::RowFilter); the CPU returns every row, which decodes the same.
+  std::optional<gpu::RowFilter> row_filter;
 };
 
 // `cpu_options` configure the CPU executor (threads, kernels, planning); the CUDA executor runs

@@ -1,5 +1,6 @@
 #include "runtime/cuda/lowering.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -51,6 +52,7 @@ class Lowerer {
       }
     }
     copy_remaining_outputs();
+    if (out_.options.row_filter) EF_RETURN_IF_ERROR(add_row_filter(*out_.options.row_filter));
     for (LoweredStep& step : out_.steps) mark_half_operands(step);
     return Status::ok();
   }
@@ -162,6 +164,48 @@ class Lowerer {
       step.output = {Region::kOutput, static_cast<int32_t>(j), 0};
       out_.steps.push_back(std::move(step));
     }
+  }
+
+  // Steps that zero the counts, select the passing rows and pack them (step_kernels.h).
+  Status add_row_filter(const RowFilter& filter) {
+    if (filter.output < 0 || filter.output >= static_cast<int>(out_.output_descs.size())) {
+      return invalid_argument("row filter: output ", filter.output, " does not exist");
+    }
+    const TensorDesc& desc = out_.output_descs[static_cast<size_t>(filter.output)];
+    if (desc.dtype != DType::kF32 || desc.shape.size() < 2) {
+      return invalid_argument("row filter: output ", filter.output, " is ", desc.to_string(),
+                              ", expected f32 [..., rows, channels]");
+    }
+    if (!(filter.threshold > 0)) return invalid_argument("row filter: threshold ", filter.threshold, " is not > 0");
+    RowFilterLayout layout;
+    layout.filter = filter;
+    layout.rows = desc.shape[desc.shape.size() - 2];
+    layout.channels = desc.shape.back();
+    if (filter.column < 0 || filter.column >= layout.channels) {
+      return invalid_argument("row filter: column ", filter.column, " is outside the ", layout.channels, " channels");
+    }
+    layout.batch = layout.rows * layout.channels == 0 ? 0 : desc.numel() / (layout.rows * layout.channels);
+    layout.index = {Region::kScratch, 0, 0};
+    const size_t compact_offset = (layout.index_bytes() + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+    layout.compact = {Region::kScratch, 0, static_cast<int64_t>(compact_offset)};
+    out_.scratch_bytes = compact_offset + static_cast<size_t>(desc.numel()) * sizeof(float);
+    const BufferRef output = {Region::kOutput, filter.output, 0};
+
+    LoweredStep reset;
+    reset.params = RowCountResetStep{{}, layout.batch, layout.rows + 1};
+    reset.output = layout.index;
+    LoweredStep select;
+    select.params = RowSelectStep{{}, layout.batch, layout.rows, layout.channels, filter.column, filter.threshold};
+    select.inputs[0] = output;
+    select.output = layout.index;
+    LoweredStep gather;
+    gather.params = RowGatherStep{{}, layout.batch, layout.rows, layout.channels};
+    gather.inputs[0] = output;
+    gather.inputs[1] = layout.index;
+    gather.output = layout.compact;
+    for (LoweredStep* step : {&reset, &select, &gather}) out_.steps.push_back(std::move(*step));
+    out_.row_filter = layout;
+    return Status::ok();
   }
 
   // Input tensors as the CPU shape code sees them: known data, or a description only.
@@ -692,8 +736,24 @@ void* resolve(const Bindings& bindings, const BufferRef& ref) {
       return const_cast<void*>(bindings.inputs[static_cast<size_t>(ref.index)]);
     case Region::kOutput:
       return bindings.outputs[static_cast<size_t>(ref.index)];
+    case Region::kScratch:
+      return static_cast<std::byte*>(bindings.scratch) + ref.offset;
   }
   return nullptr;
+}
+
+void scatter_filtered_rows(const RowFilterLayout& layout, const uint32_t* index_words, const float* compact,
+                           Tensor& output) {
+  float* rows = output.data<float>();
+  std::memset(rows, 0, output.nbytes());
+  for (int64_t b = 0; b < layout.batch; ++b) {
+    const uint32_t* words = index_words + b * (layout.rows + 1);
+    const auto count = std::min<int64_t>(words[0], layout.rows);
+    for (int64_t slot = 0; slot < count; ++slot) {
+      std::memcpy(rows + (b * layout.rows + words[1 + slot]) * layout.channels,
+                  compact + (b * layout.rows + slot) * layout.channels, layout.row_bytes());
+    }
+  }
 }
 
 StepParams bind_step(const LoweredStep& step, const Bindings& bindings) {

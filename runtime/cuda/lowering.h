@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -23,7 +24,7 @@
 
 namespace edgefuse::gpu {
 
-enum class Region : uint8_t { kNone, kArena, kConstants, kInput, kOutput };
+enum class Region : uint8_t { kNone, kArena, kConstants, kInput, kOutput, kScratch };
 
 // Where a value's bytes are: `offset` bytes into the arena or the constants, or graph input or
 // output number `index`; `half`: f32 values stored as binary16 (fp16 storage mode).
@@ -34,10 +35,33 @@ struct BufferRef {
   bool half = false;
 };
 
+// Only the rows of graph output `output` ([..., rows, channels], f32) whose column `column` is at
+// least `threshold` are brought back; the others read as zeros. For detector heads whose rows are
+// skipped below a threshold anyway (YOLOX: objectness bounds the score), so decoding is unchanged.
+struct RowFilter {
+  int output = 0;
+  int64_t column = 0;
+  float threshold = 0;  // > 0, so a zero row never passes
+};
+
 struct LoweringOptions {
   // fp16 storage: every f32 activation in the arena and every f32 constant a kernel reads is stored
   // as binary16 (half the bytes moved); kernels compute in f32. Graph inputs and outputs stay f32.
   bool fp16_storage = false;
+  std::optional<RowFilter> row_filter;
+};
+
+// Where a row filter's buffers are (in the scratch region) and the filtered output's geometry.
+struct RowFilterLayout {
+  RowFilter filter;
+  int64_t batch = 0;
+  int64_t rows = 0;
+  int64_t channels = 0;
+  BufferRef index;    // u32 [batch, rows + 1]: count, then passing row numbers
+  BufferRef compact;  // f32 [batch, rows, channels]: passing rows first
+
+  size_t index_bytes() const { return static_cast<size_t>(batch * (rows + 1)) * sizeof(uint32_t); }
+  size_t row_bytes() const { return static_cast<size_t>(channels) * sizeof(float); }
 };
 
 // Not a kernel: the node's CPU kernel runs on host copies of its operands.
@@ -45,8 +69,9 @@ struct CpuFallbackStep {
   std::string reason;  // why the GPU kernels do not cover it
 };
 
-using StepParams = std::variant<ConvStep, UnaryStep, BinaryStep, PoolStep, PlaneMeanStep, SoftmaxStep,
-                                ChannelAffineStep, BlockCopyStep, GatherStep, CpuFallbackStep>;
+using StepParams =
+    std::variant<ConvStep, UnaryStep, BinaryStep, PoolStep, PlaneMeanStep, SoftmaxStep, ChannelAffineStep,
+                 BlockCopyStep, GatherStep, RowCountResetStep, RowSelectStep, RowGatherStep, CpuFallbackStep>;
 
 struct LoweredStep {
   NodeId node = -1;  // the node it computes (part of), -1 for the final output copies
@@ -66,6 +91,8 @@ struct LoweredPlan {
   // made while lowering: gather maps, folded BatchNormalization), each block kPlanAlignment-aligned.
   std::vector<std::byte> constants;
   std::vector<TensorDesc> output_descs;  // per graph output
+  size_t scratch_bytes = 0;              // buffers of the row filter
+  std::optional<RowFilterLayout> row_filter;
 
   int fallback_count() const;
   // "node 'name' (Op): reason" per fallback step, for logs.
@@ -81,10 +108,17 @@ size_t stored_bytes(const TensorDesc& desc, const BufferRef& ref);
 void decode_stored(const void* stored, const BufferRef& ref, Tensor& tensor);
 void encode_stored(const Tensor& tensor, const BufferRef& ref, void* stored);
 
+// Rebuilds a row-filtered output on the host: zeros, then for each batch element the rows listed in
+// `index_words` (layout.index's contents) from `compact` ([batch, rows, channels] f32, at least each
+// element's passing rows at the start of its part).
+void scatter_filtered_rows(const RowFilterLayout& layout, const uint32_t* index_words, const float* compact,
+                           Tensor& output);
+
 // Addresses of the regions a lowered plan's steps refer to, in one memory space.
 struct Bindings {
   void* arena = nullptr;
   const void* constants = nullptr;
+  void* scratch = nullptr;
   std::vector<const void*> inputs;  // per graph input
   std::vector<void*> outputs;       // per graph output
 };

@@ -354,4 +354,63 @@ struct GatherStep : Operands {
   }
 };
 
+// ---- Row filter: only the rows a detector can use leave the device ---------------------------
+// A [batch, rows, channels] output whose rows matter only when column `column` reaches a
+// threshold (YOLOX: objectness, an upper bound of the score) is filtered on the device: per batch
+// element an index buffer of rows + 1 words holds the count, then the passing row numbers (in any
+// order), and the passing rows are packed at the start of that element's part of a compact buffer.
+
+EF_HOST_DEVICE inline uint32_t atomic_increment(uint32_t* counter) {
+#if defined(__CUDA_ARCH__)
+  return atomicAdd(counter, 1u);
+#else
+  return __atomic_fetch_add(counter, 1u, __ATOMIC_RELAXED);
+#endif
+}
+
+// Zeroes each batch element's count. Operands: none; output: the index buffer.
+struct RowCountResetStep : Operands {
+  int64_t batch = 0;
+  int64_t stride = 1;  // words per batch element: rows + 1
+
+  EF_HOST_DEVICE int64_t count() const { return batch; }
+  EF_HOST_DEVICE void run(int64_t i) const { static_cast<uint32_t*>(out)[i * stride] = 0; }
+};
+
+// One item per row: a passing row takes the next slot of its batch element. Operands: the output
+// matrix; output: the index buffer (its counts zeroed by RowCountResetStep).
+struct RowSelectStep : Operands {
+  int64_t batch = 0;
+  int64_t rows = 0;
+  int64_t channels = 0;
+  int64_t column = 0;
+  float threshold = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return batch * rows; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    if (!(load(0, i * channels + column) >= threshold)) return;
+    uint32_t* words = static_cast<uint32_t*>(out) + (i / rows) * (rows + 1);
+    const uint32_t slot = atomic_increment(words);
+    words[1 + slot] = static_cast<uint32_t>(i % rows);
+  }
+};
+
+// One item per (batch element, slot, channel): slots below the count copy their row. Operands:
+// the output matrix, the index buffer; output: the compact buffer [batch, rows, channels] (f32).
+struct RowGatherStep : Operands {
+  int64_t batch = 0;
+  int64_t rows = 0;
+  int64_t channels = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return batch * rows * channels; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t c = i % channels;
+    const int64_t slot = (i / channels) % rows;
+    const int64_t b = i / (channels * rows);
+    const uint32_t* words = static_cast<const uint32_t*>(in[1]) + b * (rows + 1);
+    if (slot >= static_cast<int64_t>(words[0])) return;
+    store(i, load(0, (b * rows + words[1 + slot]) * channels + c));
+  }
+};
+
 }  // namespace edgefuse::gpu

@@ -41,5 +41,8 @@ template int launch_on_stream(const SoftmaxStep&, void*);
 template int launch_on_stream(const ChannelAffineStep&, void*);
 template int launch_on_stream(const BlockCopyStep&, void*);
 template int launch_on_stream(const GatherStep&, void*);
+template int launch_on_stream(const RowCountResetStep&, void*);
+template int launch_on_stream(const RowSelectStep&, void*);
+template int launch_on_stream(const RowGatherStep&, void*);
 
 }  // namespace edgefuse::gpu

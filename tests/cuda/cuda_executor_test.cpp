@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "fusion/pass_manager.h"
@@ -92,6 +94,42 @@ TEST_CASE("YOLOX-nano and BlazeFace on the GPU match the CPU, CUDA graph replay 
   check_model_on_gpu(yolox);
   check_model_on_gpu(front);
   check_model_on_gpu(back);
+}
+
+TEST_CASE("YOLOX-nano on the GPU with a row filter brings back the rows above the threshold, the rest as zeros") {
+  REQUIRE_CUDA_DEVICE();
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  std::mt19937 rng(8);
+  const std::vector<Tensor> inputs = random_inputs_for(*graph, rng);
+  Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
+  REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
+  Result<std::vector<Tensor>> expected = cpu->run(inputs);
+  REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+  for (const bool cuda_graph : {true, false}) {
+    Result<std::unique_ptr<CudaExecutor>> gpu = CudaExecutor::create(
+        graph, CudaExecutorOptions{.use_cuda_graph = cuda_graph, .row_filter = gpu::RowFilter{0, 4, 0.05f}});
+    REQUIRE_MESSAGE(gpu.is_ok(), gpu.status().to_string());
+    std::vector<Tensor> actual = run_on_gpu(**gpu, inputs);
+    Tensor want = (*expected)[0].clone();
+    Tensor& got = actual[0];
+    const int64_t channels = want.dim(2);
+    int64_t kept = 0;
+    for (int64_t r = 0; r < want.dim(1); ++r) {
+      float* w = want.data<float>() + r * channels;
+      float* g = got.data<float>() + r * channels;
+      if (std::abs(w[4] - 0.05f) < 1e-3f) {  // too close to call: either side may keep it
+        std::fill(w, w + channels, 0.0f);
+        std::fill(g, g + channels, 0.0f);
+      } else if (w[4] < 0.05f) {
+        std::fill(w, w + channels, 0.0f);
+      } else {
+        ++kept;
+      }
+    }
+    MESSAGE("row filter kept ", kept, " of ", want.dim(1), " rows");
+    check_gpu_outputs(actual, {want}, false, 1e-4);
+  }
 }
 
 TEST_CASE("a new input shape is planned and captured once, then reused") {

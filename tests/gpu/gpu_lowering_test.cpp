@@ -3,13 +3,16 @@
 // then compared with the CPU reference kernels.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <random>
 
 #include "runtime/cuda/host_runner.h"
+#include "runtime/memory_plan.h"
 #include "tests/fusion/fusion_test_graphs.h"
 #include "tests/gpu/gpu_op_cases.h"
+#include "tests/support/numerics.h"
 
 namespace edgefuse::test {
 namespace {
@@ -75,6 +78,59 @@ TEST_CASE("a Concat whose inputs are written in place is skipped; one on a later
     const gpu::LoweredPlan lowered = lower_for_inputs(*c.graph, c.inputs);
     if (c.name.rfind("SPP", 0) == 0) CHECK(lowered.plan.concats_aliased == 1);
     if (c.name.rfind("concat on a later axis", 0) == 0) CHECK(lowered.plan.concats_aliased == 0);
+  }
+}
+
+// A [2, 7, 5] output of values in (0, 1): rows whose column 2 reaches 0.5 come back, others are zeros.
+TEST_CASE("a row filter brings back exactly the passing rows, in f32 and in fp16 storage") {
+  GraphMaker m;
+  m.output(m.node(OpKind::kSigmoid, {m.node(OpKind::kMul, {m.input({2, 7, 5}), m.input({2, 7, 5})})}));
+  const Graph& graph = m.graph();
+  std::mt19937 rng(4);
+  const std::vector<Tensor> inputs = {random_tensor(DType::kF32, {2, 7, 5}, rng, -1.5, 1.5),
+                                      random_tensor(DType::kF32, {2, 7, 5}, rng, -1.5, 1.5)};
+  Tensor expected = run_graph(graph, inputs, true)[0];
+  int passing = 0;
+  for (int64_t row = 0; row < 14; ++row) {
+    float* values = expected.data<float>() + row * 5;
+    if (values[2] >= 0.5f) {
+      ++passing;
+    } else {
+      std::fill(values, values + 5, 0.0f);
+    }
+  }
+  REQUIRE(passing > 2);
+  REQUIRE(passing < 12);
+  for (const bool fp16 : {false, true}) {
+    INFO("storage: ", std::string(fp16 ? "fp16" : "fp32"));
+    const gpu::LoweredPlan lowered = lower_for_inputs(
+        graph, inputs, gpu::LoweringOptions{.fp16_storage = fp16, .row_filter = gpu::RowFilter{0, 2, 0.5f}});
+    REQUIRE(lowered.row_filter.has_value());
+    CHECK(lowered.row_filter->batch == 2);
+    Result<std::vector<Tensor>> actual = gpu::run_lowered_on_host(graph, lowered, inputs);
+    REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
+    check_gpu_outputs(*actual, {expected}, false, fp16 ? 2e-3 : 1e-6);
+    // The rows left out are zeros, bit for bit; the others are not.
+    for (int64_t row = 0; row < 14; ++row) {
+      const float* want = expected.data<float>() + row * 5;
+      const float* got = (*actual)[0].data<float>() + row * 5;
+      CHECK((want[2] == 0.0f) == std::all_of(got, got + 5, [](float v) { return v == 0.0f; }));
+    }
+  }
+}
+
+TEST_CASE("a row filter on a missing output, a bad column or a zero threshold is refused") {
+  GraphMaker m;
+  m.output(m.node(OpKind::kRelu, {m.input({1, 4, 3})}));
+  const std::vector<Tensor> inputs = {Tensor::empty(DType::kF32, {1, 4, 3})};
+  Result<MemoryPlan> plan = plan_memory(m.graph(), std::vector<TensorDesc>{inputs[0].desc()});
+  REQUIRE(plan.is_ok());
+  for (const gpu::RowFilter& filter :
+       {gpu::RowFilter{1, 0, 0.5f}, gpu::RowFilter{0, 3, 0.5f}, gpu::RowFilter{0, 1, 0.0f}}) {
+    Result<gpu::LoweredPlan> lowered = gpu::lower_plan(m.graph(), *plan, gpu::LoweringOptions{.row_filter = filter});
+    REQUIRE_FALSE(lowered.is_ok());
+    CHECK(lowered.status().code() == StatusCode::kInvalidArgument);
+    CHECK(lowered.status().message().find("row filter") != std::string::npos);
   }
 }
 

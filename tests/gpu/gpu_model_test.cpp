@@ -80,13 +80,16 @@ std::vector<Detection> yolox_detections(const Tensor& output) {
   return nms_per_class(std::move(decoded.detections), 0.45f, 300);
 }
 
-TEST_CASE("YOLOX-nano in fp16 storage finds the same objects as the CPU in f32 on the shared images") {
+TEST_CASE(
+    "YOLOX-nano in fp16 storage, and with only the rows above the threshold brought back, finds the same objects as "
+    "the CPU") {
   ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
   const std::shared_ptr<const Graph> graph = fused_model(path);
   Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
   REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
   ThreadPool pool(ThreadPool::hardware_threads());
   std::optional<gpu::LoweredPlan> lowered;
+  std::optional<gpu::LoweredPlan> filtered;  // fp32, only rows with objectness >= 0.3 come back
   for (const char* name : {"dog.jpg", "person.jpg", "giraffe.jpg", "horses.jpg"}) {
     ASSET_OR_SKIP(image_path, std::string("data/images/") + name);
     INFO("image ", std::string(name));
@@ -96,6 +99,9 @@ TEST_CASE("YOLOX-nano in fp16 storage finds the same objects as the CPU in f32 o
     REQUIRE_MESSAGE(input.is_ok(), input.status().to_string());
     const std::vector<Tensor> inputs = {input->input};
     if (!lowered) lowered = lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.fp16_storage = true});
+    if (!filtered) {
+      filtered = lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.row_filter = gpu::RowFilter{0, 4, 0.3f}});
+    }
     Result<std::vector<Tensor>> expected = cpu->run(inputs);
     REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
     Result<std::vector<Tensor>> half = gpu::run_lowered_on_host(*graph, *lowered, inputs, &pool);
@@ -107,6 +113,23 @@ TEST_CASE("YOLOX-nano in fp16 storage finds the same objects as the CPU in f32 o
     MESSAGE(std::string(name), ": fp16 storage vs f32: ", error.to_string());
     CHECK(error.relative_l2 <= 2.5e-2);
     const std::vector<Detection> want = yolox_detections((*expected)[0]);
+
+    // The row filter: the same detections from a fraction of the rows.
+    Result<std::vector<Tensor>> sparse = gpu::run_lowered_on_host(*graph, *filtered, inputs, &pool);
+    REQUIRE_MESSAGE(sparse.is_ok(), sparse.status().to_string());
+    const Tensor& rows = (*sparse)[0];
+    int64_t kept = 0;
+    for (int64_t r = 0; r < rows.dim(1); ++r) kept += rows.data<float>()[r * rows.dim(2) + 4] != 0.0f ? 1 : 0;
+    MESSAGE(std::string(name), ": row filter brought back ", kept, " of ", rows.dim(1), " rows");
+    CHECK(kept < rows.dim(1) / 20);
+    const std::vector<Detection> from_rows = yolox_detections(rows);
+    REQUIRE(from_rows.size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      CHECK(from_rows[k].class_id == want[k].class_id);
+      CHECK(iou(from_rows[k].box, want[k].box) >= 0.999f);
+      CHECK(std::abs(from_rows[k].score - want[k].score) <= 1e-4f);
+    }
+
     const std::vector<Detection> got = yolox_detections((*half)[0]);
     MESSAGE(std::string(name), ": ", want.size(), " objects in f32, ", got.size(), " in fp16 storage");
     CHECK(!want.empty());
