@@ -121,6 +121,13 @@ Result<std::vector<Detection>> Detector::detect_input(const Tensor& input, const
   return std::move(detections[0]);
 }
 
+Status Detector::check_batch(int64_t batch) const {
+  if (batch < 1 || batch > options_.max_batch) {
+    return invalid_argument("batch of ", batch, " images (max batch ", options_.max_batch, ")");
+  }
+  return Status::ok();
+}
+
 Result<std::vector<std::vector<Detection>>> Detector::detect_batch(const Tensor& inputs,
                                                                    std::span<const SourceImage> sources) {
   const auto batch = static_cast<int64_t>(sources.size());
@@ -128,10 +135,27 @@ Result<std::vector<std::vector<Detection>>> Detector::detect_batch(const Tensor&
     return invalid_argument("batch input ", inputs.desc().to_string(), " for ", batch, " images (max batch ",
                             options_.max_batch, ")");
   }
-  const bool yolox = family_ == DetectorFamily::kYolox;
   EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, backend_->run(std::span<const Tensor>(&inputs, 1)));
+  return decode_batch(outputs, sources);
+}
+
+Result<std::vector<std::vector<Detection>>> Detector::detect_batch_filled(const InputFiller& fill,
+                                                                          std::span<const SourceImage> sources) {
+  const auto batch = static_cast<int64_t>(sources.size());
+  EF_RETURN_IF_ERROR(check_batch(batch));
+  const ModelInputSpec spec = input_spec();
+  const Shape shape = spec.layout == TensorLayout::kNCHW ? Shape{batch, 3, spec.height, spec.width}
+                                                         : Shape{batch, spec.height, spec.width, 3};
+  const TensorDesc desc{DType::kF32, shape};
+  EF_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, backend_->run_filled(std::span<const TensorDesc>(&desc, 1), fill));
+  return decode_batch(outputs, sources);
+}
+
+Result<std::vector<std::vector<Detection>>> Detector::decode_batch(std::span<const Tensor> outputs,
+                                                                   std::span<const SourceImage> sources) const {
+  const bool yolox = family_ == DetectorFamily::kYolox;
   std::vector<std::vector<Detection>> results;
-  for (int64_t item = 0; item < batch; ++item) {
+  for (int64_t item = 0; item < static_cast<int64_t>(sources.size()); ++item) {
     EF_ASSIGN_OR_RETURN(std::vector<Detection> detections,
                         yolox
                             ? decode_yolox_outputs(outputs, item, input_width_, input_height_, options_.score_threshold)

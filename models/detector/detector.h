@@ -60,6 +60,13 @@ class Detector {
   // Runs inputs [k, ...] (k = sources.size(), 1..max_batch(), each element preprocessed to
   // input_spec()) in one pass; detections per image, in its pixels.
   Result<std::vector<std::vector<Detection>>> detect_batch(const Tensor& inputs, std::span<const SourceImage> sources);
+  // The same with the batch's input written in place by `fill` (InferenceBackend::run_filled): on a
+  // GPU backend device memory, so preprocessing can run there too. Slot k of the input is
+  // sources[k]'s image.
+  Result<std::vector<std::vector<Detection>>> detect_batch_filled(const InputFiller& fill,
+                                                                  std::span<const SourceImage> sources);
+  // Whether the model runs on a GPU (fill then writes device memory).
+  bool on_gpu() const { return backend_->on_gpu(); }
   int max_batch() const { return options_.max_batch; }
 
   DetectorFamily family() const { return family_; }
@@ -71,6 +78,10 @@ class Detector {
  private:
   Detector(DetectorFamily family, std::unique_ptr<InferenceBackend> backend, DetectorOptions options, int input_width,
            int input_height);
+  Status check_batch(int64_t batch) const;
+  // Decodes, NMS and unletterboxes each image of a run's outputs.
+  Result<std::vector<std::vector<Detection>>> decode_batch(std::span<const Tensor> outputs,
+                                                           std::span<const SourceImage> sources) const;
 
   DetectorFamily family_;
   std::unique_ptr<InferenceBackend> backend_;

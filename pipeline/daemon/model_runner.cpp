@@ -89,11 +89,61 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const ModelConfig& conf
   const Shape shape = spec.layout == TensorLayout::kNCHW ? Shape{batch, 3, spec.height, spec.width}
                                                          : Shape{batch, spec.height, spec.width, 3};
   runner->input_ = Tensor::empty(DType::kF32, shape);
+  if (runner->detector_->on_gpu()) {
+    Result<std::unique_ptr<GpuYuvPreprocessor>> gpu = GpuYuvPreprocessor::create();
+    if (gpu.is_ok()) {
+      runner->gpu_preprocessor_ = std::move(*gpu);
+    } else {
+      daemon_log("model '", config.name, "': preprocessing stays on the CPU (", gpu.status().message(), ")");
+    }
+  }
   return runner;
+}
+
+std::vector<Result<std::vector<Detection>>> ModelRunner::detect_on_gpu(std::span<const DecodedFrame* const> frames) {
+  const ModelInputSpec spec = detector_->input_spec();
+  const int64_t per_item = int64_t{3} * spec.width * spec.height;
+  std::vector<Result<std::vector<Detection>>> results(frames.size(),
+                                                      Result<std::vector<Detection>>(std::vector<Detection>{}));
+  // Frames the GPU cannot take fail alone, before the batch is formed.
+  std::vector<size_t> batched;
+  std::vector<Detector::SourceImage> sources;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const Status valid = validate_yuv_image(yuv_view(*frames[i])).with_context("GPU YUV preprocessing");
+    if (!valid.is_ok()) {
+      results[i] = valid;
+      continue;
+    }
+    batched.push_back(i);
+    const DecodedFrame& frame = *frames[i];
+    sources.push_back({compute_letterbox(frame.width(), frame.height(), spec.width, spec.height, spec.centre),
+                       frame.width(), frame.height()});
+  }
+  if (batched.empty()) return results;
+  const InputFiller fill = [&](std::span<void* const> inputs, void* stream) -> Status {
+    for (size_t slot = 0; slot < batched.size(); ++slot) {
+      const DecodedFrame& frame = *frames[batched[slot]];
+      const YuvMatrix matrix = frame.bt709 ? YuvMatrix::kBt709 : YuvMatrix::kBt601;
+      float* dst = static_cast<float*>(inputs[0]) + static_cast<int64_t>(slot) * per_item;
+      EF_RETURN_IF_ERROR(
+          gpu_preprocessor_->enqueue(yuv_view(frame), spec, matrix, dst, stream, static_cast<int>(slot)).status());
+    }
+    return Status::ok();
+  };
+  Result<std::vector<std::vector<Detection>>> detections = detector_->detect_batch_filled(fill, sources);
+  for (size_t slot = 0; slot < batched.size(); ++slot) {
+    if (detections.is_ok()) {
+      results[batched[slot]] = std::move((*detections)[slot]);
+    } else {
+      results[batched[slot]] = detections.status();
+    }
+  }
+  return results;
 }
 
 std::vector<Result<std::vector<Detection>>> ModelRunner::detect(std::span<const DecodedFrame* const> frames) {
   EF_ASSERT(!frames.empty() && static_cast<int>(frames.size()) <= max_batch());
+  if (gpu_preprocessor_ != nullptr) return detect_on_gpu(frames);
   const ModelInputSpec spec = detector_->input_spec();
   const int64_t per_item = int64_t{3} * spec.width * spec.height;
   std::vector<Result<std::vector<Detection>>> results(frames.size(),

@@ -9,6 +9,7 @@
 
 #include "models/detector/detector.h"
 #include "pipeline/config/config.h"
+#include "pipeline/preprocess/gpu_yuv_preprocessor.h"
 #include "pipeline/preprocess/yuv_preprocessor.h"
 #include "pipeline/video/decoded_frame.h"
 #include "runtime/tensor.h"
@@ -24,7 +25,8 @@ class ModelRunner {
 
   // Preprocesses the frames into one batch and runs it (max_batch() frames at most); per frame
   // its detections in its own pixels, or the error it hit (a frame that cannot be preprocessed
-  // fails alone; an inference error fails the whole batch).
+  // fails alone; an inference error fails the whole batch). With the model on a GPU the frames
+  // are preprocessed there, straight into the device input.
   std::vector<Result<std::vector<Detection>>> detect(std::span<const DecodedFrame* const> frames);
   int max_batch() const { return detector_->max_batch(); }
 
@@ -39,12 +41,14 @@ class ModelRunner {
 
  private:
   ModelRunner() = default;
+  std::vector<Result<std::vector<Detection>>> detect_on_gpu(std::span<const DecodedFrame* const> frames);
 
   std::string name_;
   std::unique_ptr<Detector> detector_;
   std::vector<std::string> labels_;
   YuvPreprocessor preprocessor_;
-  Tensor input_;  // [max_batch, ...], reused for every batch
+  std::unique_ptr<GpuYuvPreprocessor> gpu_preprocessor_;  // when the model runs on a GPU
+  Tensor input_;                                          // [max_batch, ...], reused for every batch
   int nodes_before_ = 0, nodes_after_ = 0;
 };
 

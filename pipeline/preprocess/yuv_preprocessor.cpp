@@ -19,31 +19,6 @@ Status validate_spec(const ModelInputSpec& spec, const float* dst) {
   return Status::ok();
 }
 
-// Folds the colour matrix, the 16 / 128 offsets, the fixed-point unit and the spec's scale and
-// offset into one affine map per channel (clamping to 0..255 commutes into clamping to the
-// scaled bounds).
-PixelTransform make_pixel_transform(YuvMatrix matrix, const ModelInputSpec& spec) {
-  const YuvToRgbCoefficients c = yuv_to_rgb_coefficients(matrix);
-  const float unit = kFixedPointUnit * spec.scale;
-  auto bias = [&](float from_u, float from_v) {
-    return (-16.0f * c.y_gain - 128.0f * (from_u + from_v)) * spec.scale + spec.offset;
-  };
-  PixelTransform t;
-  t.y_gain = c.y_gain * unit;
-  t.r_from_v = c.r_from_v * unit;
-  t.g_from_u = c.g_from_u * unit;
-  t.g_from_v = c.g_from_v * unit;
-  t.b_from_u = c.b_from_u * unit;
-  t.r_bias = bias(0, c.r_from_v);
-  t.g_bias = bias(c.g_from_u, c.g_from_v);
-  t.b_bias = bias(c.b_from_u, 0);
-  const float black = spec.offset;
-  const float white = 255.0f * spec.scale + spec.offset;
-  t.lo = std::min(black, white);
-  t.hi = std::max(black, white);
-  return t;
-}
-
 // Everything one worker needs to produce output rows; scratch rows are its own.
 class RowWriter {
  public:
@@ -158,6 +133,69 @@ class RowWriter {
 constexpr int64_t kRowsPerTask = 16;  // ~10 us of work: enough to amortise a task hand-out
 
 }  // namespace
+
+// Clamping to 0..255 commutes into clamping to the scaled bounds.
+PixelTransform make_pixel_transform(YuvMatrix matrix, const ModelInputSpec& spec) {
+  const YuvToRgbCoefficients c = yuv_to_rgb_coefficients(matrix);
+  const float unit = kFixedPointUnit * spec.scale;
+  auto bias = [&](float from_u, float from_v) {
+    return (-16.0f * c.y_gain - 128.0f * (from_u + from_v)) * spec.scale + spec.offset;
+  };
+  PixelTransform t;
+  t.y_gain = c.y_gain * unit;
+  t.r_from_v = c.r_from_v * unit;
+  t.g_from_u = c.g_from_u * unit;
+  t.g_from_v = c.g_from_v * unit;
+  t.b_from_u = c.b_from_u * unit;
+  t.r_bias = bias(0, c.r_from_v);
+  t.g_bias = bias(c.g_from_u, c.g_from_v);
+  t.b_bias = bias(c.b_from_u, 0);
+  const float black = spec.offset;
+  const float white = 255.0f * spec.scale + spec.offset;
+  t.lo = std::min(black, white);
+  t.hi = std::max(black, white);
+  return t;
+}
+
+YuvTensorStep make_yuv_tensor_step(const YuvImage& image, const YuvResizePlan& plan, const ModelInputSpec& spec,
+                                   YuvMatrix matrix, float* dst) {
+  const PixelTransform t = make_pixel_transform(matrix, spec);
+  YuvTensorStep step;
+  step.y = image.y;
+  step.u = image.u;
+  step.v = image.v;
+  step.y_stride = image.y_stride;
+  step.u_stride = image.u_stride;
+  step.v_stride = image.v_stride;
+  step.nv12 = image.format == PixelFormat::kNV12;
+  step.luma_columns = plan.luma_columns.data();
+  step.column_weights = plan.column_weights.data();
+  step.chroma_columns = plan.chroma_columns.data();
+  step.chroma_weights = plan.chroma_weights.data();
+  step.rows = plan.rows.data();
+  step.row_weights256 = plan.row_weights256.data();
+  step.width = spec.width;
+  step.height = spec.height;
+  step.pad_x = plan.letterbox.pad_x;
+  step.pad_y = plan.letterbox.pad_y;
+  step.resized_w = plan.letterbox.resized_w;
+  step.resized_h = plan.letterbox.resized_h;
+  step.nchw = spec.layout == TensorLayout::kNCHW;
+  step.rgb = spec.channels == ChannelOrder::kRGB;
+  step.pad_value = spec.pad_pixel * spec.scale + spec.offset;
+  step.y_gain = t.y_gain;
+  step.r_from_v = t.r_from_v;
+  step.g_from_u = t.g_from_u;
+  step.g_from_v = t.g_from_v;
+  step.b_from_u = t.b_from_u;
+  step.r_bias = t.r_bias;
+  step.g_bias = t.g_bias;
+  step.b_bias = t.b_bias;
+  step.lo = t.lo;
+  step.hi = t.hi;
+  step.out = dst;
+  return step;
+}
 
 Result<Letterbox> YuvPreprocessor::run(const YuvImage& image, const ModelInputSpec& spec, YuvMatrix matrix, float* dst,
                                        ThreadPool* pool) {

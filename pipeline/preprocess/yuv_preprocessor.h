@@ -10,6 +10,8 @@
 #include "models/detect/letterbox.h"
 #include "pipeline/preprocess/yuv_image.h"
 #include "pipeline/preprocess/yuv_resize_plan.h"
+#include "pipeline/preprocess/yuv_row_kernels.h"
+#include "pipeline/preprocess/yuv_tensor_step.h"
 #include "runtime/status.h"
 #include "runtime/thread_pool.h"
 
@@ -28,6 +30,16 @@ class YuvPreprocessor {
  private:
   std::optional<YuvResizePlan> plan_;
 };
+
+// The colour matrix, the 16 / 128 offsets, the fixed-point unit and the spec's scale and offset
+// folded into one affine map per channel.
+PixelTransform make_pixel_transform(YuvMatrix matrix, const ModelInputSpec& spec);
+
+// The per-pixel form of the same preprocessing (the GPU's): reads `image`'s planes and `plan`'s
+// tables where they are now (host memory; the GPU preprocessor swaps in device copies) and writes
+// dst. `plan` must fit the image and spec.
+YuvTensorStep make_yuv_tensor_step(const YuvImage& image, const YuvResizePlan& plan, const ModelInputSpec& spec,
+                                   YuvMatrix matrix, float* dst);
 
 // One-off form of YuvPreprocessor::run (a per-thread instance caches the plan between calls).
 Result<Letterbox> preprocess_yuv(const YuvImage& image, const ModelInputSpec& spec, YuvMatrix matrix, float* dst,

@@ -5,6 +5,7 @@
 #include <map>
 #include <type_traits>
 
+#include "runtime/cuda/cuda_buffers.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/host_runner.h"
 #include "runtime/cuda/step_launch.h"
@@ -17,29 +18,6 @@ namespace {
 template <typename Step>
 Status launch_step(const Step& step, cudaStream_t stream) {
   EF_CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(gpu::launch_on_stream(step, stream)));
-  return Status::ok();
-}
-
-struct DeviceFree {
-  void operator()(void* p) const { cudaFree(p); }
-};
-struct PinnedFree {
-  void operator()(void* p) const { cudaFreeHost(p); }
-};
-using DeviceBytes = std::unique_ptr<void, DeviceFree>;
-using PinnedBytes = std::unique_ptr<void, PinnedFree>;
-
-Status device_alloc(DeviceBytes& bytes, size_t size) {
-  void* p = nullptr;
-  if (size > 0) EF_CUDA_RETURN_IF_ERROR(cudaMalloc(&p, size));
-  bytes.reset(p);
-  return Status::ok();
-}
-
-Status pinned_alloc(PinnedBytes& bytes, size_t size) {
-  void* p = nullptr;
-  if (size > 0) EF_CUDA_RETURN_IF_ERROR(cudaMallocHost(&p, size));
-  bytes.reset(p);
   return Status::ok();
 }
 
@@ -58,11 +36,16 @@ struct ShapeState {
   gpu::Bindings bindings;  // device addresses
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t graph_exec = nullptr;
+  // The same frame without the input uploads, for inputs the caller writes on the device.
+  cudaGraph_t filled_graph = nullptr;
+  cudaGraphExec_t filled_graph_exec = nullptr;
   size_t device_bytes = 0;
 
   ~ShapeState() {
     if (graph_exec != nullptr) cudaGraphExecDestroy(graph_exec);
     if (graph != nullptr) cudaGraphDestroy(graph);
+    if (filled_graph_exec != nullptr) cudaGraphExecDestroy(filled_graph_exec);
+    if (filled_graph != nullptr) cudaGraphDestroy(filled_graph);
   }
 };
 
@@ -81,10 +64,15 @@ struct CudaExecutor::Impl {
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
 
-  Result<ShapeState*> state_for(std::span<const Tensor> inputs);
-  Status build(ShapeState& state, std::span<const Tensor> inputs);
-  // Uploads the inputs, runs every step and downloads the outputs, all on `stream`.
-  Status enqueue_frame(ShapeState& state);
+  Result<ShapeState*> state_for(std::span<const TensorDesc> inputs);
+  Status build(ShapeState& state, std::span<const TensorDesc> inputs);
+  // Captures the frame (with or without the input uploads) as a CUDA graph.
+  Status capture(ShapeState& state, bool upload_inputs, cudaGraph_t& graph, cudaGraphExec_t& exec);
+  // Uploads the inputs (unless the caller wrote them on the device), runs every step and
+  // downloads the outputs, all on `stream`.
+  Status enqueue_frame(ShapeState& state, bool upload_inputs = true);
+  // Runs the frame of `state` (graph or launches) and returns its outputs on the host.
+  Result<std::vector<Tensor>> finish_frame(ShapeState& state, bool upload_inputs);
   Status run_fallback(ShapeState& state, const gpu::LoweredStep& step);
   // After a frame: each batch element's passing rows (as many as its count), scattered into `output`.
   Status download_filtered_rows(ShapeState& state, Tensor& output);
@@ -108,9 +96,9 @@ Status CudaExecutor::Impl::download_filtered_rows(ShapeState& state, Tensor& out
   return Status::ok();
 }
 
-Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const Tensor> inputs) {
+Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> inputs) {
   std::vector<Shape> signature;
-  for (const Tensor& input : inputs) signature.push_back(input.shape());
+  for (const TensorDesc& input : inputs) signature.push_back(input.shape);
   auto found = states.find(signature);
   if (found != states.end()) return found->second.get();
   auto state = std::make_unique<ShapeState>();
@@ -120,10 +108,8 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const Tensor> inputs
   return raw;
 }
 
-Status CudaExecutor::Impl::build(ShapeState& state, std::span<const Tensor> inputs) {
-  std::vector<TensorDesc> descs;
-  for (const Tensor& input : inputs) descs.push_back(input.desc());
-  EF_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(*graph, descs));
+Status CudaExecutor::Impl::build(ShapeState& state, std::span<const TensorDesc> inputs) {
+  EF_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(*graph, inputs));
   EF_ASSIGN_OR_RETURN(state.lowered, gpu::lower_plan(*graph, std::move(plan),
                                                      gpu::LoweringOptions{.fp16_storage = options.fp16,
                                                                           .row_filter = options.row_filter}));
@@ -145,7 +131,7 @@ Status CudaExecutor::Impl::build(ShapeState& state, std::span<const Tensor> inpu
   state.bindings.arena = state.arena.get();
   state.bindings.constants = state.constants.get();
   state.bindings.scratch = state.scratch.get();
-  for (const Tensor& input : inputs) {
+  for (const TensorDesc& input : inputs) {
     state.inputs.emplace_back();
     state.pinned_inputs.emplace_back();
     EF_RETURN_IF_ERROR(device_alloc(state.inputs.back(), input.nbytes()));
@@ -162,14 +148,17 @@ Status CudaExecutor::Impl::build(ShapeState& state, std::span<const Tensor> inpu
     state.device_bytes += desc.nbytes();
   }
 
-  if (options.use_cuda_graph && lowered.fallback_count() == 0) {
-    EF_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    const Status enqueued = enqueue_frame(state);
-    const cudaError_t ended = cudaStreamEndCapture(stream, &state.graph);
-    EF_RETURN_IF_ERROR(enqueued);
-    EF_CUDA_RETURN_IF_ERROR(ended);
-    EF_CUDA_RETURN_IF_ERROR(cudaGraphInstantiateWithFlags(&state.graph_exec, state.graph, 0));
-  }
+  return Status::ok();
+}
+
+Status CudaExecutor::Impl::capture(ShapeState& state, bool upload_inputs, cudaGraph_t& captured,
+                                   cudaGraphExec_t& exec) {
+  EF_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  const Status enqueued = enqueue_frame(state, upload_inputs);
+  const cudaError_t ended = cudaStreamEndCapture(stream, &captured);
+  EF_RETURN_IF_ERROR(enqueued);
+  EF_CUDA_RETURN_IF_ERROR(ended);
+  EF_CUDA_RETURN_IF_ERROR(cudaGraphInstantiateWithFlags(&exec, captured, 0));
   return Status::ok();
 }
 
@@ -199,9 +188,9 @@ Status CudaExecutor::Impl::run_fallback(ShapeState& state, const gpu::LoweredSte
   return gpu::run_cpu_fallback(*graph, lowered, step, read, write);
 }
 
-Status CudaExecutor::Impl::enqueue_frame(ShapeState& state) {
+Status CudaExecutor::Impl::enqueue_frame(ShapeState& state, bool upload_inputs) {
   const gpu::LoweredPlan& lowered = state.lowered;
-  for (size_t i = 0; i < state.inputs.size(); ++i) {
+  for (size_t i = 0; upload_inputs && i < state.inputs.size(); ++i) {
     const size_t bytes = lowered.plan.descs[static_cast<size_t>(graph->inputs()[i])].nbytes();
     if (bytes > 0) {
       EF_CUDA_RETURN_IF_ERROR(
@@ -274,28 +263,59 @@ Result<std::vector<Tensor>> CudaExecutor::run(std::span<const Tensor> inputs) {
     }
   }
   EF_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl.options.device));
-  EF_ASSIGN_OR_RETURN(ShapeState * state, impl.state_for(inputs));
-  impl.last = state;
+  std::vector<TensorDesc> descs;
+  for (const Tensor& input : inputs) descs.push_back(input.desc());
+  EF_ASSIGN_OR_RETURN(ShapeState * state, impl.state_for(descs));
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].nbytes() > 0) std::memcpy(state->pinned_inputs[i].get(), inputs[i].raw_data(), inputs[i].nbytes());
   }
-  impl.last_used_graph = state->graph_exec != nullptr;
-  if (impl.last_used_graph) {
-    EF_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(state->graph_exec, impl.stream));
-  } else {
-    EF_RETURN_IF_ERROR(impl.enqueue_frame(*state));
+  return impl.finish_frame(*state, true);
+}
+
+Result<std::vector<Tensor>> CudaExecutor::run_filled(std::span<const TensorDesc> input_descs, const InputFiller& fill) {
+  Impl& impl = *impl_;
+  const Graph& graph = *impl.graph;
+  if (input_descs.size() != graph.inputs().size()) {
+    return invalid_argument("model takes ", graph.inputs().size(), " inputs, got ", input_descs.size());
   }
-  EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(impl.stream));
+  for (size_t i = 0; i < input_descs.size(); ++i) {
+    const Value& value = graph.value(graph.inputs()[i]);
+    if (input_descs[i].dtype != value.desc.dtype) {
+      return invalid_argument("input '", value.name, "' is ", input_descs[i].to_string(), ", the model expects ",
+                              value.desc.to_string());
+    }
+  }
+  EF_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl.options.device));
+  EF_ASSIGN_OR_RETURN(ShapeState * state, impl.state_for(input_descs));
+  std::vector<void*> device_inputs;
+  for (const DeviceBytes& input : state->inputs) device_inputs.push_back(input.get());
+  EF_RETURN_IF_ERROR(fill(device_inputs, impl.stream));  // enqueued on our stream: ordered before the frame
+  return impl.finish_frame(*state, false);
+}
+
+Result<std::vector<Tensor>> CudaExecutor::Impl::finish_frame(ShapeState& state, bool upload_inputs) {
+  last = &state;
+  const bool graphs = options.use_cuda_graph && state.lowered.fallback_count() == 0;
+  cudaGraphExec_t& exec = upload_inputs ? state.graph_exec : state.filled_graph_exec;
+  if (graphs && exec == nullptr) {
+    EF_RETURN_IF_ERROR(capture(state, upload_inputs, upload_inputs ? state.graph : state.filled_graph, exec));
+  }
+  last_used_graph = graphs;
+  if (graphs) {
+    EF_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec, stream));
+  } else {
+    EF_RETURN_IF_ERROR(enqueue_frame(state, upload_inputs));
+  }
+  EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   std::vector<Tensor> outputs;
-  const std::optional<gpu::RowFilterLayout>& filter = state->lowered.row_filter;
-  for (size_t j = 0; j < state->outputs.size(); ++j) {
-    const TensorDesc& desc = state->lowered.output_descs[j];
+  const std::optional<gpu::RowFilterLayout>& filter = state.lowered.row_filter;
+  for (size_t j = 0; j < state.outputs.size(); ++j) {
+    const TensorDesc& desc = state.lowered.output_descs[j];
     outputs.push_back(Tensor::empty(desc.dtype, desc.shape));
     if (filter && static_cast<int>(j) == filter->filter.output) continue;
-    if (desc.nbytes() > 0) std::memcpy(outputs.back().raw_data(), state->pinned_outputs[j].get(), desc.nbytes());
+    if (desc.nbytes() > 0) std::memcpy(outputs.back().raw_data(), state.pinned_outputs[j].get(), desc.nbytes());
   }
-  if (filter)
-    EF_RETURN_IF_ERROR(impl.download_filtered_rows(*state, outputs[static_cast<size_t>(filter->filter.output)]));
+  if (filter) EF_RETURN_IF_ERROR(download_filtered_rows(state, outputs[static_cast<size_t>(filter->filter.output)]));
   return outputs;
 }
 

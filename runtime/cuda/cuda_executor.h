@@ -10,6 +10,7 @@
 // (EDGEFUSE_HAVE_CUDA); the tests skip when no device is present.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -42,6 +43,12 @@ class CudaExecutor {
 
   // One host tensor per graph input, in order; returns the graph outputs as host tensors.
   Result<std::vector<Tensor>> run(std::span<const Tensor> inputs);
+
+  // Writes the inputs on the device itself (e.g. GPU preprocessing): `fill` gets the device
+  // buffers of inputs with these descriptions and the executor's stream (a cudaStream_t) and must
+  // enqueue its writes on that stream; the frame then runs without uploading inputs.
+  using InputFiller = std::function<Status(std::span<void* const> device_inputs, void* stream)>;
+  Result<std::vector<Tensor>> run_filled(std::span<const TensorDesc> input_descs, const InputFiller& fill);
 
   const Graph& graph() const;
   // The lowered plan of the last run's shapes (steps and CPU fallbacks), or nullptr before a run.

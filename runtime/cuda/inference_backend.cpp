@@ -13,6 +13,16 @@ class CpuBackend final : public InferenceBackend {
  public:
   CpuBackend(Executor executor, std::string note) : executor_(std::move(executor)), note_(std::move(note)) {}
   Result<std::vector<Tensor>> run(std::span<const Tensor> inputs) override { return executor_.run(inputs); }
+  Result<std::vector<Tensor>> run_filled(std::span<const TensorDesc> input_descs, const InputFiller& fill) override {
+    std::vector<Tensor> inputs;
+    std::vector<void*> buffers;
+    for (const TensorDesc& desc : input_descs) {
+      inputs.push_back(Tensor::empty(desc.dtype, desc.shape));
+      buffers.push_back(inputs.back().raw_data());
+    }
+    EF_RETURN_IF_ERROR(fill(buffers, nullptr));
+    return executor_.run(inputs);
+  }
   std::string description() const override {
     return make_message("cpu (", executor_.threads(), executor_.threads() == 1 ? " thread" : " threads",
                         note_.empty() ? "" : "; ", note_, ")");
@@ -30,6 +40,9 @@ class CudaBackend final : public InferenceBackend {
   CudaBackend(std::unique_ptr<CudaExecutor> executor, std::string device_name, bool fp16)
       : executor_(std::move(executor)), device_name_(std::move(device_name)), fp16_(fp16) {}
   Result<std::vector<Tensor>> run(std::span<const Tensor> inputs) override { return executor_->run(inputs); }
+  Result<std::vector<Tensor>> run_filled(std::span<const TensorDesc> input_descs, const InputFiller& fill) override {
+    return executor_->run_filled(input_descs, fill);
+  }
   std::string description() const override {
     return make_message("cuda:0 ", device_name_, fp16_ ? ", fp16 storage" : ", fp32");
   }

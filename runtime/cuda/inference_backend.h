@@ -3,6 +3,7 @@
 // a device is visible, and otherwise the CPU, saying why; cuda fails when no GPU can be used.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -23,11 +24,17 @@ enum class InferenceDevice { kCpu, kCuda, kAuto };
 Result<InferenceDevice> parse_inference_device(std::string_view name);  // "cpu" | "cuda" | "auto"
 std::string_view inference_device_name(InferenceDevice device);
 
+// Writes a run's inputs where the backend keeps them: on the GPU the device buffers and the stream
+// (a cudaStream_t) to enqueue the writes on, on the CPU host buffers and nullptr.
+using InputFiller = std::function<Status(std::span<void* const> inputs, void* stream)>;
+
 class InferenceBackend {
  public:
   virtual ~InferenceBackend() = default;
   // One tensor per graph input, in order; the graph outputs, as host tensors.
   virtual Result<std::vector<Tensor>> run(std::span<const Tensor> inputs) = 0;
+  // The same with inputs of these descriptions written in place by `fill`.
+  virtual Result<std::vector<Tensor>> run_filled(std::span<const TensorDesc> input_descs, const InputFiller& fill) = 0;
   // What runs the model, for logs: "cpu (4 threads)", "cuda:0 NVIDIA H200", and for auto the
   // reason it is not on the GPU.
   virtual std::string description() const = 0;

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "runtime/cuda/host_runner.h"
+#include "runtime/cuda/inference_backend.h"
 #include "runtime/memory_plan.h"
 #include "tests/fusion/fusion_test_graphs.h"
 #include "tests/gpu/gpu_op_cases.h"
@@ -132,6 +134,30 @@ TEST_CASE("a row filter on a missing output, a bad column or a zero threshold is
     CHECK(lowered.status().code() == StatusCode::kInvalidArgument);
     CHECK(lowered.status().message().find("row filter") != std::string::npos);
   }
+}
+
+TEST_CASE("a CPU backend's filled run hands host buffers to the filler and runs what it wrote") {
+  GraphMaker m;
+  m.output(m.node(OpKind::kRelu, {m.input({2, 3})}));
+  auto graph = std::make_shared<const Graph>(std::move(m.graph()));
+  Result<std::unique_ptr<InferenceBackend>> backend = create_inference_backend(graph, InferenceDevice::kCpu);
+  REQUIRE_MESSAGE(backend.is_ok(), backend.status().to_string());
+  const TensorDesc desc{DType::kF32, {2, 3}};
+  const std::vector<float> written = {-1, 2, -3, 4, -5, 6};
+  Result<std::vector<Tensor>> out =
+      (*backend)->run_filled(std::span(&desc, 1), [&](std::span<void* const> inputs, void* stream) -> Status {
+        CHECK(stream == nullptr);
+        std::memcpy(inputs[0], written.data(), written.size() * sizeof(float));
+        return Status::ok();
+      });
+  REQUIRE_MESSAGE(out.is_ok(), out.status().to_string());
+  CHECK(std::vector<float>((*out)[0].values<float>().begin(), (*out)[0].values<float>().end()) ==
+        std::vector<float>{0, 2, 0, 4, 0, 6});
+  // A filler's error is the run's error.
+  Result<std::vector<Tensor>> failed = (*backend)->run_filled(
+      std::span(&desc, 1), [](std::span<void* const>, void*) { return invalid_argument("bad frame"); });
+  REQUIRE_FALSE(failed.is_ok());
+  CHECK(failed.status().message() == "bad frame");
 }
 
 TEST_CASE("inputs that do not match the planned shapes are rejected with both shapes named") {
