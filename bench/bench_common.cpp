@@ -1,6 +1,7 @@
 #include "bench/bench_common.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "pipeline/cli/bench_support.h"
 
@@ -46,6 +47,12 @@ std::string median_ratio_cell(const Samples& numerator, const Samples& denominat
   std::snprintf(text, sizeof(text), "%.2f",
                 cli::summarize_latencies(numerator.ms).median_ms / cli::summarize_latencies(denominator.ms).median_ms);
   return text;
+}
+
+std::filesystem::path bench_assets_dir(const cli::ParsedArgs& args, const char* configured) {
+  if (args.has("assets")) return args.get("assets");
+  if (const char* env = std::getenv("EDGEFUSE_ASSETS_DIR"); env != nullptr && *env != '\0') return env;
+  return configured;
 }
 
 }  // namespace edgefuse::bench

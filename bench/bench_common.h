@@ -3,6 +3,7 @@
 // "median [min-max]" and the ratio of two medians, "n/a" when a measurement failed.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,20 @@
 #include "pipeline/cli/args.h"
 
 namespace edgefuse::bench {
+
+// The detector models the benchmarks run, under the assets folder.
+struct BenchModel {
+  const char* label;
+  const char* relative_path;
+};
+inline constexpr BenchModel kBenchModels[] = {
+    {"YOLOX-nano 416", "models/yolox_nano.onnx"},
+    {"BlazeFace front 128", "models/blazeface_front_128.onnx"},
+    {"BlazeFace back 256", "models/blazeface_back_256.onnx"},
+};
+
+// --assets, else $EDGEFUSE_ASSETS_DIR, else `configured` (the CMake cache entry).
+std::filesystem::path bench_assets_dir(const cli::ParsedArgs& args, const char* configured);
 
 struct Samples {
   std::vector<double> ms;  // one entry per timed run

@@ -26,17 +26,6 @@
 namespace edgefuse::bench {
 namespace {
 
-struct BenchModel {
-  const char* label;
-  const char* relative_path;  // under the assets folder
-};
-
-constexpr BenchModel kModels[] = {
-    {"YOLOX-nano 416", "models/yolox_nano.onnx"},
-    {"BlazeFace front 128", "models/blazeface_front_128.onnx"},
-    {"BlazeFace back 256", "models/blazeface_back_256.onnx"},
-};
-
 const cli::CommandSpec& bench_spec() {
   static const cli::CommandSpec spec{
       .name = "bench_cuda",
@@ -120,9 +109,7 @@ int run(const cli::ParsedArgs& args) {
     std::fprintf(stderr, "bench_cuda: no CUDA device is visible\n");
     return 2;
   }
-  std::string assets = args.has("assets") ? args.get("assets") : "";
-  if (assets.empty()) assets = std::getenv("EDGEFUSE_ASSETS_DIR") != nullptr ? std::getenv("EDGEFUSE_ASSETS_DIR") : "";
-  if (assets.empty()) assets = EDGEFUSE_DEFAULT_ASSETS_DIR;
+  const std::filesystem::path assets = bench_assets_dir(args, EDGEFUSE_DEFAULT_ASSETS_DIR);
   const int64_t runs = args.get_int("runs");
   const int64_t warmup = args.get_int("warmup");
   std::printf("## CUDA executor on %s (sm_%d%d), %s, median of %lld runs after %lld warm-up\n\n",
@@ -133,8 +120,8 @@ int run(const cli::ParsedArgs& args) {
       "graph (ms) | unfused / fused | CPU / GPU | batch 4 (img/s) | batch 16 (img/s) |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   std::vector<std::string> json;
-  for (const BenchModel& model : kModels) {
-    const std::filesystem::path path = std::filesystem::path(assets) / model.relative_path;
+  for (const BenchModel& model : kBenchModels) {
+    const std::filesystem::path path = assets / model.relative_path;
     Result<std::shared_ptr<Graph>> imported = import_onnx_file(path.string());
     if (!imported.is_ok()) {
       std::printf("| %s | %s |\n", model.label, imported.status().message().c_str());

@@ -32,17 +32,6 @@ namespace {
 
 using cli::LatencyStats;
 
-struct BenchModel {
-  const char* label;
-  const char* relative_path;  // under the assets folder
-};
-
-constexpr BenchModel kModels[] = {
-    {"YOLOX-nano 416", "models/yolox_nano.onnx"},
-    {"BlazeFace front 128", "models/blazeface_front_128.onnx"},
-    {"BlazeFace back 256", "models/blazeface_back_256.onnx"},
-};
-
 const cli::CommandSpec& bench_spec() {
   static const cli::CommandSpec spec{
       .name = "bench_models",
@@ -282,11 +271,6 @@ void bench_model(const BenchModel& model, const std::filesystem::path& assets, c
   }
 }
 
-std::filesystem::path default_assets_dir() {
-  if (const char* env = std::getenv("EDGEFUSE_ASSETS_DIR"); env != nullptr && *env != '\0') return env;
-  return EDGEFUSE_DEFAULT_ASSETS_DIR;
-}
-
 int run(int argc, char** argv) {
   int exit_code = 0;
   const std::optional<cli::ParsedArgs> parsed =
@@ -297,8 +281,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "bench_models: error: %s\n", thread_counts.status().message().c_str());
     return 1;
   }
-  const std::filesystem::path assets =
-      parsed->has("assets") ? std::filesystem::path(parsed->get("assets")) : default_assets_dir();
+  const std::filesystem::path assets = bench_assets_dir(*parsed, EDGEFUSE_DEFAULT_ASSETS_DIR);
   const int64_t runs = parsed->get_int("runs");
   const int64_t warmup = parsed->get_int("warmup");
 
@@ -309,7 +292,7 @@ int run(int argc, char** argv) {
   std::printf("fused: graph passes + planned arena; eager: imported graph, one buffer per tensor\n\n");
   std::printf("| model | threads | fused ms | eager ms | OpenCV DNN ms | fused / eager | fused / OpenCV |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
-  for (const BenchModel& model : kModels) bench_model(model, assets, *thread_counts, warmup, runs);
+  for (const BenchModel& model : kBenchModels) bench_model(model, assets, *thread_counts, warmup, runs);
   std::printf(
       "\nmemory per inference (MB = 1e6 bytes), from the plans: activation bytes moved = each kernel's\n"
       "reads + writes of activations; eager buffers = one buffer per intermediate tensor\n\n");

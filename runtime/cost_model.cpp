@@ -56,25 +56,10 @@ int64_t node_flops(const Graph& graph, const MemoryPlan& plan, NodeId id) {
       return 2 * out;
     case OpKind::kSoftmax:
       return 4 * out;  // max, exp, sum, divide
-    case OpKind::kRelu:
-    case OpKind::kLeakyRelu:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kHardSigmoid:
-    case OpKind::kHardSwish:
-    case OpKind::kClip:
-    case OpKind::kSqrt:
-    case OpKind::kExp:
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv:
-    case OpKind::kPow:
-    case OpKind::kPRelu:
     case OpKind::kResize:
       return out;
     default:
-      return 0;  // data movement, shapes and constants
+      return is_elementwise(node.op) ? out : 0;  // else data movement, shapes and constants
   }
 }
 

@@ -65,6 +65,10 @@ enum class OpKind : uint16_t {
 inline constexpr int kOpCount = static_cast<int>(OpKind::kCount);
 
 std::string_view op_name(OpKind kind);
+
+// Pointwise unary and broadcasting binary ops: output element i comes from input element i (and
+// a broadcast operand) alone, one arithmetic operation or so per element.
+bool is_elementwise(OpKind kind);
 std::optional<OpKind> op_from_name(std::string_view name);
 
 }  // namespace edgefuse

@@ -80,6 +80,29 @@ std::span<const OpDef> op_table() {
   return kOpTable;
 }
 
+bool is_elementwise(OpKind kind) {
+  switch (kind) {
+    case OpKind::kRelu:
+    case OpKind::kLeakyRelu:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kHardSigmoid:
+    case OpKind::kHardSwish:
+    case OpKind::kClip:
+    case OpKind::kSqrt:
+    case OpKind::kExp:
+    case OpKind::kAdd:
+    case OpKind::kSub:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kPRelu:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string_view op_name(OpKind kind) {
   return op_def(kind).name;
 }

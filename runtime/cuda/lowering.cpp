@@ -551,54 +551,53 @@ class Lowerer {
     return StepsOrFallback{std::vector{std::move(step)}};
   }
 
+  // Concat and Split along `axis` of `whole`: each part is `part` slices of the axis starting at
+  // slice `at`, a block of rows (the dims before the axis) of part x inner elements.
+  static BlockCopyStep part_copy(const TensorDesc& whole, int64_t axis, int64_t part, int64_t at, bool into_whole) {
+    const std::span<const int64_t> dims(whole.shape);
+    const int64_t inner = shape_numel(dims.subspan(static_cast<size_t>(axis) + 1));
+    const int64_t whole_row = whole.shape[static_cast<size_t>(axis)] * inner;
+    BlockCopyStep s;
+    s.element_bytes = static_cast<int>(dtype_size(whole.dtype));
+    s.rows = shape_numel(dims.first(static_cast<size_t>(axis)));
+    s.length = part * inner;
+    s.src_stride = into_whole ? s.length : whole_row;
+    s.src_offset = into_whole ? 0 : at * inner;
+    s.dst_stride = into_whole ? whole_row : s.length;
+    s.dst_offset = into_whole ? at * inner : 0;
+    return s;
+  }
+
   static int64_t normalized_axis(const Node& node, size_t rank) {
     int64_t axis = node.attrs.get_int("axis", 0);
     return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
   }
 
-  // One block copy per input into its part of the output along the axis.
+  // One block copy per input into its part of the output.
   Result<StepsOrFallback> lower_concat(const Node& node) {
     const TensorDesc& out = desc(node.outputs[0]);
     const int64_t axis = normalized_axis(node, out.shape.size());
-    const std::span<const int64_t> dims(out.shape);
-    const int64_t outer = shape_numel(dims.first(static_cast<size_t>(axis)));
-    const int64_t inner = shape_numel(dims.subspan(static_cast<size_t>(axis) + 1));
     std::vector<LoweredStep> steps;
     int64_t at = 0;
     for (ValueId input : node.inputs) {
       const int64_t part = desc(input).shape[static_cast<size_t>(axis)];
-      BlockCopyStep s;
-      s.element_bytes = static_cast<int>(dtype_size(out.dtype));
-      s.rows = outer;
-      s.length = part * inner;
-      s.src_stride = s.length;
-      s.dst_stride = out.shape[static_cast<size_t>(axis)] * inner;
-      s.dst_offset = at * inner;
+      const BlockCopyStep s = part_copy(out, axis, part, at, true);
       at += part;
       if (s.count() > 0) steps.push_back(step_for(node, s, {input}));
     }
     return StepsOrFallback{std::move(steps)};
   }
 
-  // One block copy per output from its part of the input along the axis.
+  // One block copy per output out of its part of the input.
   Result<StepsOrFallback> lower_split(const Node& node) {
     const TensorDesc& in = desc(node.inputs[0]);
     const int64_t axis = normalized_axis(node, in.shape.size());
-    const std::span<const int64_t> dims(in.shape);
-    const int64_t outer = shape_numel(dims.first(static_cast<size_t>(axis)));
-    const int64_t inner = shape_numel(dims.subspan(static_cast<size_t>(axis) + 1));
     std::vector<LoweredStep> steps;
     int64_t at = 0;
     for (ValueId output : node.outputs) {
       if (output == kNoValue) continue;
       const int64_t part = desc(output).shape[static_cast<size_t>(axis)];
-      BlockCopyStep s;
-      s.element_bytes = static_cast<int>(dtype_size(in.dtype));
-      s.rows = outer;
-      s.length = part * inner;
-      s.src_stride = in.shape[static_cast<size_t>(axis)] * inner;
-      s.src_offset = at * inner;
-      s.dst_stride = s.length;
+      const BlockCopyStep s = part_copy(in, axis, part, at, false);
       at += part;
       LoweredStep step;
       step.params = s;
