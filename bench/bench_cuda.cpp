@@ -1,4 +1,4 @@
-// GPU latency and throughput of the detector models on the CUDA executor: fused vs unfused
+// GPU latency and throughput of the detector models on the CUDA executor: fp32 and fp16, fused vs unfused
 // (the imported graph), CUDA graph replay vs step-by-step launches, batch 1, 4 and 16, with the
 // CPU executor (fused, same run) as the baseline. Prints a Markdown table and one JSON object
 // per configuration; scripts/gpu-check.sh records both. Exits 2 when no CUDA device is visible.
@@ -87,9 +87,9 @@ std::vector<Tensor> random_batch(const Graph& graph, int64_t batch, std::mt19937
 }
 
 Samples gpu_samples(std::shared_ptr<const Graph> graph, const std::vector<Tensor>& inputs, bool cuda_graph,
-                    int64_t warmup, int64_t runs) {
-  Result<std::unique_ptr<CudaExecutor>> executor =
-      CudaExecutor::create(std::move(graph), CudaExecutorOptions{.device = 0, .use_cuda_graph = cuda_graph});
+                    int64_t warmup, int64_t runs, bool fp16 = false) {
+  Result<std::unique_ptr<CudaExecutor>> executor = CudaExecutor::create(
+      std::move(graph), CudaExecutorOptions{.device = 0, .use_cuda_graph = cuda_graph, .fp16 = fp16});
   if (!executor.is_ok()) return Samples{{}, executor.status().message()};
   return time_runs([&]() { return (*executor)->run(inputs).status(); }, warmup, runs);
 }
@@ -116,9 +116,9 @@ int run(const cli::ParsedArgs& args) {
               devices[0].name.c_str(), devices[0].compute_major, devices[0].compute_minor, compiler_description(),
               static_cast<long long>(runs), static_cast<long long>(warmup));
   std::printf(
-      "| model | CPU fused (ms) | GPU fused, CUDA graph (ms) | GPU fused, launches (ms) | GPU unfused, CUDA "
-      "graph (ms) | unfused / fused | CPU / GPU | batch 4 (img/s) | batch 16 (img/s) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+      "| model | CPU fused (ms) | GPU fused, CUDA graph (ms) | GPU fused fp16, CUDA graph (ms) | GPU fused, launches "
+      "(ms) | GPU unfused, CUDA graph (ms) | unfused / fused | CPU / GPU | batch 4 (img/s) | batch 16 (img/s) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<std::string> json;
   for (const BenchModel& model : kBenchModels) {
     const std::filesystem::path path = assets / model.relative_path;
@@ -141,6 +141,7 @@ int run(const cli::ParsedArgs& args) {
     const Samples cpu_fused =
         cpu.is_ok() ? time_runs([&]() { return cpu->run(one).status(); }, 2, 10) : Samples{{}, cpu.status().message()};
     const Samples gpu_graph = gpu_samples(fused, one, true, warmup, runs);
+    const Samples gpu_fp16 = gpu_samples(fused, one, true, warmup, runs, true);
     const Samples gpu_launches = gpu_samples(fused, one, false, warmup, runs);
     const Samples gpu_unfused = gpu_samples(unfused, one, true, warmup, runs);
     std::string throughput[2];
@@ -156,10 +157,12 @@ int run(const cli::ParsedArgs& args) {
     }
     print_json(model.label, "CPU fused", 1, cpu_fused);
     print_json(model.label, "fused, CUDA graph", 1, gpu_graph);
+    print_json(model.label, "fused fp16, CUDA graph", 1, gpu_fp16);
     print_json(model.label, "fused, launches", 1, gpu_launches);
     print_json(model.label, "unfused, CUDA graph", 1, gpu_unfused);
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", model.label, latency_cell(cpu_fused, 2).c_str(),
-                latency_cell(gpu_graph, 3).c_str(), latency_cell(gpu_launches, 3).c_str(),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", model.label,
+                latency_cell(cpu_fused, 2).c_str(), latency_cell(gpu_graph, 3).c_str(),
+                latency_cell(gpu_fp16, 3).c_str(), latency_cell(gpu_launches, 3).c_str(),
                 latency_cell(gpu_unfused, 3).c_str(), median_ratio_cell(gpu_unfused, gpu_graph).c_str(),
                 median_ratio_cell(cpu_fused, gpu_graph).c_str(), throughput[0].c_str(), throughput[1].c_str());
   }
