@@ -1,7 +1,7 @@
 // Lowering of a memory-planned graph to the GPU backend's steps: per node, in order, the kernel
 // parameter blocks (step_kernels.h) that compute it, with operands named by where they live
 // (the plan's arena, the packed constants, a graph input or output) rather than by address, so
-// one lowered plan binds to device memory (cuda_executor.cu) or to host memory (host_runner.h,
+// one lowered plan binds to device memory (cuda_executor.cpp) or to host memory (host_runner.h,
 // the emulation the tests run without a GPU).
 //
 // A node the GPU kernels do not cover (an op without a kernel, a dtype other than f32 where the
@@ -26,8 +26,9 @@ namespace edgefuse::gpu {
 
 enum class Region : uint8_t { kNone, kArena, kConstants, kInput, kOutput, kScratch };
 
-// Where a value's bytes are: `offset` bytes into the arena or the constants, or graph input or
-// output number `index`; `half`: f32 values stored as binary16 (fp16 storage mode).
+// Where a value's bytes are: `offset` bytes into the arena, the constants or the scratch (the row
+// filter's buffers), or graph input or output number `index`; `half`: f32 values stored as
+// binary16 (fp16 storage mode).
 struct BufferRef {
   Region region = Region::kNone;
   int32_t index = 0;

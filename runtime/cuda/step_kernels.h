@@ -1,11 +1,12 @@
 // The kernels of the GPU backend as work-item bodies: each step's parameter block (plain data,
 // passed by value to the kernel) has run(i) for work item i of count(). On the device a
-// grid-stride loop calls run(i) (cuda_executor.cu); the host emulation (host_runner.cpp) loops
+// grid-stride loop calls run(i) (step_launch.cu); the host emulation (host_runner.cpp) loops
 // over the same bodies. Operand pointers are filled in when a lowered plan is bound to memory
 // (lowering.h); they are raw so the blocks stay trivially copyable.
 //
-// Work items write disjoint outputs, and a pointwise item reads element i before writing it, so
-// the memory planner's in-place outputs (memory_plan.h) are safe under any execution order.
+// Work items write disjoint outputs (the row filter's items share a counter through an atomic
+// increment), and a pointwise item reads element i before writing it, so the memory planner's
+// in-place outputs (memory_plan.h) are safe under any execution order.
 #pragma once
 
 #include <cstdint>
