@@ -49,6 +49,32 @@ std::string median_ratio_cell(const Samples& numerator, const Samples& denominat
   return text;
 }
 
+cli::OptionSpec assets_option() {
+  return {.name = "assets",
+          .value_name = "DIR",
+          .description = "folder with models/; default: $EDGEFUSE_ASSETS_DIR, else the CMake cache entry"};
+}
+
+cli::OptionSpec runs_option(const char* default_value, const char* description) {
+  return {.name = "runs",
+          .type = cli::OptionType::kInt,
+          .value_name = "N",
+          .default_value = default_value,
+          .description = description,
+          .min = 1,
+          .max = 100000};
+}
+
+cli::OptionSpec warmup_option(const char* default_value, const char* description) {
+  return {.name = "warmup",
+          .type = cli::OptionType::kInt,
+          .value_name = "N",
+          .default_value = default_value,
+          .description = description,
+          .min = 0,
+          .max = 100000};
+}
+
 std::filesystem::path bench_assets_dir(const cli::ParsedArgs& args, const char* configured) {
   if (args.has("assets")) return args.get("assets");
   if (const char* env = std::getenv("EDGEFUSE_ASSETS_DIR"); env != nullptr && *env != '\0') return env;

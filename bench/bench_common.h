@@ -23,6 +23,12 @@ inline constexpr BenchModel kBenchModels[] = {
     {"BlazeFace back 256", "models/blazeface_back_256.onnx"},
 };
 
+// Options the benchmark programs share: --assets DIR, and --runs N / --warmup N with each
+// program's default and wording.
+cli::OptionSpec assets_option();
+cli::OptionSpec runs_option(const char* default_value, const char* description);
+cli::OptionSpec warmup_option(const char* default_value, const char* description);
+
 // --assets, else $EDGEFUSE_ASSETS_DIR, else `configured` (the CMake cache entry).
 std::filesystem::path bench_assets_dir(const cli::ParsedArgs& args, const char* configured);
 

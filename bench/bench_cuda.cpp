@@ -33,23 +33,9 @@ const cli::CommandSpec& bench_spec() {
       .usage = "[options]",
       .options =
           {
-              {.name = "assets",
-               .value_name = "DIR",
-               .description = "folder with models/; default: $EDGEFUSE_ASSETS_DIR, else the CMake cache entry"},
-              {.name = "runs",
-               .type = cli::OptionType::kInt,
-               .value_name = "N",
-               .default_value = "200",
-               .description = "timed runs per configuration",
-               .min = 1,
-               .max = 100000},
-              {.name = "warmup",
-               .type = cli::OptionType::kInt,
-               .value_name = "N",
-               .default_value = "20",
-               .description = "untimed runs per configuration first (the first one plans and captures)",
-               .min = 0,
-               .max = 100000},
+              assets_option(),
+              runs_option("200", "timed runs per configuration"),
+              warmup_option("20", "untimed runs per configuration first (the first one plans and captures)"),
           },
   };
   return spec;
