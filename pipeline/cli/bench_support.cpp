@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <sstream>
+#include <string>
+
+#include "runtime/cost_model.h"
 
 namespace edgefuse::cli {
 namespace {
@@ -56,13 +60,34 @@ LatencyStats summarize_latencies(std::vector<double> samples_ms) {
   return stats;
 }
 
-std::vector<OpTime> time_per_op(const Graph& graph, const std::vector<std::vector<double>>& node_ms) {
+std::string kernel_class(const Graph& graph, const MemoryPlan& plan, NodeId node) {
+  const Node& n = graph.node(node);
+  std::string name(op_name(n.op));
+  if (n.op != OpKind::kConv || n.inputs.size() < 2) return name;
+  const Shape& w = plan.descs[static_cast<size_t>(n.inputs[1])].shape;  // [M, C / group, k...]
+  const Shape& x = plan.descs[static_cast<size_t>(n.inputs[0])].shape;  // [N, C, spatial...]
+  if (w.size() < 3 || x.size() != w.size()) return name;
+  const int64_t group = n.attrs.get_int("group", 1);
+  if (group > 1) name += group == x[1] && group == w[0] ? " dw" : " grouped";
+  std::ostringstream out;
+  out << name << ' ';
+  for (size_t d = 2; d < w.size(); ++d) out << (d > 2 ? "x" : "") << w[d];
+  const std::vector<int64_t> strides = n.attrs.get_ints("strides");
+  const int64_t stride = strides.empty() ? 1 : *std::max_element(strides.begin(), strides.end());
+  if (stride > 1) out << '/' << stride;
+  return out.str();
+}
+
+std::vector<OpTime> time_per_op(const Graph& graph, const std::vector<std::vector<double>>& node_ms,
+                                const MemoryPlan* plan) {
   std::map<std::string, OpTime> by_op;
   for (size_t n = 0; n < node_ms.size() && n < graph.nodes().size(); ++n) {
     if (node_ms[n].empty()) continue;
-    OpTime& entry = by_op[std::string(op_name(graph.nodes()[n].op))];
+    const NodeId id = static_cast<NodeId>(n);
+    OpTime& entry = by_op[plan != nullptr ? kernel_class(graph, *plan, id) : std::string(op_name(graph.node(id).op))];
     entry.nodes += 1;
     entry.median_ms += summarize_latencies(node_ms[n]).median_ms;
+    if (plan != nullptr) entry.flops += node_flops(graph, *plan, id);
   }
   std::vector<OpTime> ops;
   for (auto& [name, entry] : by_op) {

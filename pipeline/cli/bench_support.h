@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/graph.h"
+#include "runtime/memory_plan.h"
 #include "runtime/status.h"
 
 namespace edgefuse::cli {
@@ -26,11 +27,21 @@ struct LatencyStats {
 LatencyStats summarize_latencies(std::vector<double> samples_ms);
 
 struct OpTime {
-  std::string op;        // op type name
+  std::string op;        // op type name, or with a plan its kernel class ("Conv 1x1", "Conv dw 3x3/2")
   size_t nodes = 0;      // nodes of that type
   double median_ms = 0;  // sum over those nodes of each node's median time
+  int64_t flops = 0;     // arithmetic of those nodes (runtime/cost_model.h); 0 without a plan
+
+  double gflops_per_s() const { return median_ms > 0 ? static_cast<double>(flops) / (median_ms * 1e6) : 0; }
 };
-// Per op type, from per-node samples (node_ms[node][run]); sorted by time, largest first.
-std::vector<OpTime> time_per_op(const Graph& graph, const std::vector<std::vector<double>>& node_ms);
+// Per op type, from per-node samples (node_ms[node][run]); sorted by time, largest first. With the
+// plan the nodes ran under, Convs are split by kernel class (kernel_class) and FLOPs are counted, so
+// that each class's rate can be read against the machine's peak (bench/bench_peak).
+std::vector<OpTime> time_per_op(const Graph& graph, const std::vector<std::vector<double>>& node_ms,
+                                const MemoryPlan* plan = nullptr);
+
+// What kind of CPU kernel a node runs: its op name, refined for Conv by kernel size, stride and
+// grouping ("Conv 1x1", "Conv 3x3/2", "Conv dw 3x3", "Conv grouped 3x3").
+std::string kernel_class(const Graph& graph, const MemoryPlan& plan, NodeId node);
 
 }  // namespace edgefuse::cli

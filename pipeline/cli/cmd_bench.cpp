@@ -93,7 +93,8 @@ Status run_bench(const ParsedArgs& args) {
     for (size_t n = 0; n < executor->last_profile_ms().size(); ++n)
       node_ms[n].push_back(executor->last_profile_ms()[n]);
   }
-  const std::vector<OpTime> op_times = options.profile ? time_per_op(*graph, node_ms) : std::vector<OpTime>{};
+  const std::vector<OpTime> op_times =
+      options.profile ? time_per_op(*graph, node_ms, executor->memory_plan()) : std::vector<OpTime>{};
   const LatencyStats stats = summarize_latencies(std::move(samples_ms));
 
   if (args.flag("json")) {
@@ -115,6 +116,7 @@ Status run_bench(const ParsedArgs& args) {
         json.key(op.op).begin_object();
         json.key("nodes").value(static_cast<int64_t>(op.nodes));
         json.key("median_ms").value(op.median_ms, 3);
+        if (op.flops > 0) json.key("gflops_per_s").value(op.gflops_per_s(), 2);
         json.end_object();
       }
       json.end_object();
@@ -128,7 +130,9 @@ Status run_bench(const ParsedArgs& args) {
                 args.flag("reference") ? ", reference kernels" : "");
     std::printf("  graph: %zu nodes, %s\n", graph->nodes().size(), fused ? "fused" : "not fused");
     for (const OpTime& op : op_times) {
-      std::printf("  %-20s %4zu nodes %9.3f ms\n", op.op.c_str(), op.nodes, op.median_ms);
+      std::printf("  %-20s %4zu nodes %9.3f ms", op.op.c_str(), op.nodes, op.median_ms);
+      if (op.flops > 0) std::printf(" %8.1f GFLOP/s", op.gflops_per_s());
+      std::printf("\n");
     }
   }
   return Status::ok();

@@ -104,7 +104,7 @@ Result<std::vector<OpTime>> profile_ops(const std::shared_ptr<const Graph>& grap
     if (i < kWarmupRuns) continue;
     for (size_t n = 0; n < executor.last_profile_ms().size(); ++n) node_ms[n].push_back(executor.last_profile_ms()[n]);
   }
-  return time_per_op(*graph, node_ms);
+  return time_per_op(*graph, node_ms, executor.memory_plan());
 }
 
 Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& args) {
@@ -242,6 +242,7 @@ void print_json(const std::string& model, const InspectReport& report, const Roo
       json.key(op.op).begin_object();
       json.key("nodes").value(static_cast<int64_t>(op.nodes));
       json.key("median_ms").value(op.median_ms, 3);
+      if (op.flops > 0) json.key("gflops_per_s").value(op.gflops_per_s(), 2);
       json.end_object();
     }
     json.end_object();
@@ -309,7 +310,9 @@ void print_text(const std::string& model, const InspectReport& report, const Par
   std::printf("profile (median of %lld runs after %lld warm-up):\n", static_cast<long long>(args.get_int("runs")),
               static_cast<long long>(kWarmupRuns));
   for (const OpTime& op : report.profile) {
-    std::printf("  %-24s %4zu nodes %9.3f ms\n", op.op.c_str(), op.nodes, op.median_ms);
+    std::printf("  %-24s %4zu nodes %9.3f ms", op.op.c_str(), op.nodes, op.median_ms);
+    if (op.flops > 0) std::printf(" %8.1f GFLOP/s", op.gflops_per_s());
+    std::printf("\n");
   }
 }
 

@@ -35,6 +35,10 @@ Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const Ker
   c.output_plane = c.oh * c.ow;
   c.pointwise = c.kh == 1 && c.kw == 1 && c.sh == 1 && c.sw == 1 && c.ph == 0 && c.pw == 0 && g.pad_end[0] == 0 &&
                 g.pad_end[1] == 0;
+  c.dw_rows = c.oh + (c.kh - 1) * c.dh / c.sh;
+  c.dw_cols = c.ow + (c.kw - 1) * c.dw / c.sw;
+  c.dw_plane_floats = c.dw_rows * c.dw_cols + c.dw_cols + kConvDepthwiseSlack;
+  c.dw_scratch_floats = c.sh * c.sw * c.dw_plane_floats + c.oh * c.dw_cols + kConvDepthwiseSlack;
   c.x = args.inputs[0]->data<float>();
   c.w = args.inputs[1]->data<float>();
   c.bias = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;
@@ -50,25 +54,39 @@ Status cpu_conv(const KernelArgs& args) {
   EF_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(args.node, args.inputs));
   EF_ASSIGN_OR_RETURN(const ConvEpilogue epilogue, conv_epilogue(args.node.attrs));
   if (p.geometry.rank() > 2) return reference_conv(args);
-  const Conv2d c = make_conv2d(p, epilogue, args);
+  Conv2d c = make_conv2d(p, epilogue, args);
   if (c.output_plane == 0 || c.batch == 0 || c.out_channels == 0) return Status::ok();
   const CpuKernelTable& kernels = cpu_kernel_table();
 
-  if (c.group == c.channels && c.group == c.out_channels) {
-    parallel_for(args.pool, c.batch * c.channels, 1,
-                 [&](int64_t begin, int64_t end) { kernels.conv_depthwise_planes(c, begin, end); });
+  if (c.group == c.channels && c.group == c.out_channels && c.sh <= kConvDepthwiseMaxStride &&
+      c.sw <= kConvDepthwiseMaxStride) {
+    parallel_for(args.pool, c.batch * c.channels, 1, [&](int64_t begin, int64_t end) {
+      thread_local std::vector<float> scratch;
+      if (scratch.size() < static_cast<size_t>(c.dw_scratch_floats))
+        scratch.resize(static_cast<size_t>(c.dw_scratch_floats));
+      kernels.conv_depthwise_planes(c, begin, end, scratch.data());
+    });
     return Status::ok();
   }
 
-  // Column blocks small enough that an im2col block stays around 512 KiB, large enough for GEMM.
-  const int64_t block = std::clamp<int64_t>(131072 / std::max<int64_t>(1, c.kernel_columns), 64, 4096);
+  // Packed once per call by the calling thread: a copy of the weights, small next to the GEMM.
+  thread_local std::vector<float> packed;
+  packed.resize(static_cast<size_t>(kernels.conv_packed_weight_floats(c)));
+  kernels.conv_pack_weights(c, packed.data());
+  c.packed_w = packed.data();
+
+  // Column blocks small enough that an im2col block stays around 512 KiB, large enough for GEMM,
+  // and whole multiples of 192 columns (every level's GEMM tile width divides it) so that only
+  // the last block of a plane has a narrow tile.
+  const int64_t block = std::clamp<int64_t>(131072 / std::max<int64_t>(1, c.kernel_columns), 192, 4096) / 192 * 192;
   const int64_t blocks_per_plane = (c.output_plane + block - 1) / block;
   const int64_t tasks = c.batch * c.group * blocks_per_plane;
   parallel_for(args.pool, tasks, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scratch;
-    // The im2col block, then room for a row split into even and odd columns (stride-2 im2col).
-    if (!c.pointwise)
-      scratch.resize(static_cast<size_t>(c.kernel_columns * std::min(block, c.output_plane) + c.iw + 1));
+    // The im2col block, room for a row split into even and odd columns (stride-2 im2col), the
+    // GEMM's edge panel.
+    const int64_t floats = c.kernel_columns * (std::min(block, c.output_plane) + kGemmPanelColumns) + c.iw + 1;
+    if (scratch.size() < static_cast<size_t>(floats)) scratch.resize(static_cast<size_t>(floats));
     for (int64_t task = begin; task < end; ++task) {
       const int64_t image_group = task / blocks_per_plane;
       const int64_t column = (task % blocks_per_plane) * block;

@@ -29,8 +29,14 @@ struct Conv2d {
   int64_t input_plane;     // ih * iw
   int64_t output_plane;    // oh * ow
   bool pointwise;          // 1x1 kernel, stride 1, no padding: the input is already the im2col matrix
+  // Depthwise (conv_depthwise_kernels.cpp): each plane as sh x sw phase planes of dw_rows x dw_cols
+  // (oh + (kh - 1) * dh / sh, ow + (kw - 1) * dw / sw), each dw_plane_floats long with its slack
+  // (dw_rows * dw_cols + dw_cols + kConvDepthwiseSlack), then the oh x dw_cols outputs (+ slack):
+  // dw_scratch_floats per thread in all.
+  int64_t dw_rows, dw_cols, dw_plane_floats, dw_scratch_floats;
   const float* x;
   const float* w;
+  const float* packed_w;  // GEMM paths: w as conv_pack_weights packed it
   const float* bias;      // nullptr when absent
   const float* residual;  // fused residual with y's layout, added before or after the epilogue; nullptr when absent
   float* y;
@@ -63,12 +69,26 @@ struct MaxPool2d {
   int64_t ih, iw, kh, kw, sh, sw, ph, pw, oh, ow;
 };
 
+// Floats a depthwise kernel of any level may read or write past the end of a phase plane's
+// flattened outputs (it steps 4 vectors at a time, 64 floats with AVX-512).
+inline constexpr int64_t kConvDepthwiseSlack = 64;
+// Depthwise convs with a larger stride (one phase plane per stride_h x stride_w) take the GEMM path.
+inline constexpr int64_t kConvDepthwiseMaxStride = 4;
+
+// At least the widest GEMM tile of any level (48 columns with AVX-512, packed_gemm.h).
+inline constexpr int64_t kGemmPanelColumns = 64;
+
 struct CpuKernelTable {
   CpuIsa isa;
-  // Depthwise Conv (group == channels == out_channels): the (n, c) planes [begin, end).
-  void (*conv_depthwise_planes)(const Conv2d& c, int64_t begin, int64_t end);
-  // Output columns [begin, end) of group g of image n, bias, residual and epilogue included.
-  // `scratch` holds kernel_columns * (end - begin) + iw + 1 floats (unused when c.pointwise).
+  // Depthwise Conv (group == channels == out_channels): the (n, c) planes [begin, end);
+  // `scratch` holds c.dw_scratch_floats.
+  void (*conv_depthwise_planes)(const Conv2d& c, int64_t begin, int64_t end, float* scratch);
+  // Floats conv_pack_weights writes: the weights in this level's GEMM tile layout (packed_gemm.h).
+  int64_t (*conv_packed_weight_floats)(const Conv2d& c);
+  void (*conv_pack_weights)(const Conv2d& c, float* packed);
+  // Output columns [begin, end) of group g of image n, bias, residual and epilogue included, with
+  // c.packed_w set. `scratch` holds kernel_columns * (end - begin + kGemmPanelColumns) + iw + 1
+  // floats: the im2col block (not when c.pointwise), a row split by phase, the GEMM's edge panel.
   void (*conv_gemm_block)(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, float* scratch);
   // out[i] = op(in[i]) for i < count; in == out is allowed.
   void (*unary_f32)(const UnaryF32& op, const float* in, float* out, int64_t count);
@@ -91,7 +111,9 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
 // Declares the kernels of one ISA namespace (edgefuse::<isa>), as each per-ISA source defines them.
 #define EF_DECLARE_CPU_KERNELS(isa)                                                                          \
   namespace edgefuse::isa {                                                                                  \
-  void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end);                                   \
+  void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* scratch);                   \
+  int64_t conv_packed_weight_floats(const Conv2d& c);                                                        \
+  void conv_pack_weights(const Conv2d& c, float* packed);                                                    \
   void conv_gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, float* scratch);   \
   void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count);                            \
   void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out, \

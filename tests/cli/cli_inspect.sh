@@ -71,7 +71,13 @@ run_ok "$EDGEFUSE" inspect --model "$yolox" --profile --runs 2 --threads 2
 for text in "369 nodes imported" "fuse_conv_activation" "activation bytes moved" "profile (median of 2 runs"; do
   expect_output "$text"
 done
-grep -qE '^  Conv +[0-9]+ nodes +[0-9]+\.[0-9]{3} ms$' "$WORK_DIR/out" || fail "no Conv profile line: $(cat "$WORK_DIR/out")"
+# Convs are split by kernel class, with their arithmetic rate: YOLOX-nano's 113 are 82 pointwise,
+# 24 + 6 depthwise and the folded 6x6 stride-2 stem.
+for class in 'Conv 1x1 +82' 'Conv dw 3x3 +24' 'Conv dw 3x3/2 +6' 'Conv 6x6/2 +1'; do
+  grep -qE "^  $class nodes +[0-9]+\.[0-9]{3} ms +[0-9]+\.[0-9] GFLOP/s$" "$WORK_DIR/out" ||
+    fail "no '$class' profile line: $(cat "$WORK_DIR/out")"
+done
+grep -qE '^  Concat +17 nodes +[0-9]+\.[0-9]{3} ms$' "$WORK_DIR/out" || fail "no Concat profile line: $(cat "$WORK_DIR/out")"
 
 run_fails "model file '$WORK_DIR/none.onnx' not found" "$EDGEFUSE" inspect --model "$WORK_DIR/none.onnx"
 run_fails "missing required option --model" "$EDGEFUSE" inspect --json

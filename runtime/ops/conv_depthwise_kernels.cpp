@@ -1,0 +1,196 @@
+// Depthwise Conv (group == channels == out_channels), compiled once per CPU ISA level.
+//
+// Each (n, c) plane is first rearranged into stride_h x stride_w zero-padded phase planes:
+//   Q[py][px][i][j] = padded input[i * stride_h + py][j * stride_w + px]
+// in which output (oy, ox) reads tap (ky, kx) at Q[ky*dh % sh][kx*dw % sw][oy + ky*dh / sh][ox + kx*dw / sw].
+// Flattening (oy, ox) as oy * cols + ox over phase-plane rows of `cols` floats makes every tap one
+// contiguous, unit-stride stream at a fixed offset, whatever the stride, dilation or padding: the
+// whole plane is one vector loop of kh * kw FMAs per output with no border cases. The cols - ow
+// extra outputs per row are computed and dropped when the rows are compacted into the output,
+// which is also where the epilogue runs, on data still in cache.
+#include <algorithm>
+#include <array>
+
+#include "runtime/ops/conv_epilogue_rows.h"
+#include "runtime/ops/cpu_kernel_table.h"
+#include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
+#include "runtime/ops/simd_activation.h"
+#include "runtime/ops/simd_packet.h"
+
+EF_DECLARE_CPU_KERNELS(EF_ISA_NAMESPACE)
+
+namespace edgefuse::EF_ISA_NAMESPACE {
+
+namespace {
+
+constexpr int kLanes = simd::kLanes;
+constexpr int kBlock = 4 * kLanes;  // outputs per step: four independent accumulators
+static_assert(kBlock <= kConvDepthwiseSlack, "reads and writes past a plane must stay within its slack");
+constexpr int kMaxTapsPerPass = 32;
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+// Row i of phase planes (py, px) for every px of this py: dst[px] gets cols floats.
+void fill_phase_rows(const Conv2d& c, const float* in, int64_t py, int64_t i, float* const* dst) {
+  const int64_t cols = c.dw_cols;
+  const int64_t iy = i * c.sh + py - c.ph;
+  if (iy < 0 || iy >= c.ih) {
+    for (int64_t px = 0; px < c.sw; ++px) std::fill(dst[px], dst[px] + cols, 0.0f);
+    return;
+  }
+  const float* row = in + iy * c.iw;
+  // Columns j whose input column j * sw + px - pw lies inside the image, per phase.
+  const auto valid = [&](int64_t px, int64_t& lo, int64_t& hi) {
+    lo = std::clamp<int64_t>(ceil_div(c.pw - px, c.sw), 0, cols);
+    hi = std::clamp<int64_t>(ceil_div(c.iw + c.pw - px, c.sw), lo, cols);
+  };
+  if (c.sw == 2) {
+    // Both phases in one pass over the row: a stride-2 pair the compiler turns into vector
+    // deinterleaves; the columns where only one phase is inside are done one by one.
+    int64_t lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
+    valid(0, lo0, hi0);
+    valid(1, lo1, hi1);
+    const int64_t lo = std::max(lo0, lo1), hi = std::max(std::min(hi0, hi1), lo);
+    float* even = dst[0];
+    float* odd = dst[1];
+    const float* pair = row - c.pw;  // pair[2 * j] is phase 0 of column j, pair[2 * j + 1] phase 1
+    for (int64_t j = 0; j < cols; ++j) {
+      if (j == lo) j = hi;  // the common range is filled below
+      if (j >= cols) break;
+      even[j] = j >= lo0 && j < hi0 ? pair[2 * j] : 0.0f;
+      odd[j] = j >= lo1 && j < hi1 ? pair[2 * j + 1] : 0.0f;
+    }
+    for (int64_t j = lo; j < hi; ++j) {
+      even[j] = pair[2 * j];
+      odd[j] = pair[2 * j + 1];
+    }
+    return;
+  }
+  for (int64_t px = 0; px < c.sw; ++px) {
+    int64_t lo = 0, hi = 0;
+    valid(px, lo, hi);
+    const float* src = row + px - c.pw;  // input column of j: src[j * sw]
+    float* out = dst[px];
+    std::fill(out, out + lo, 0.0f);
+    if (c.sw == 1) {
+      std::copy(src + lo, src + hi, out + lo);
+    } else {
+      for (int64_t j = lo; j < hi; ++j) out[j] = src[j * c.sw];
+    }
+    std::fill(out + hi, out + cols, 0.0f);
+  }
+}
+
+void fill_phase_planes(const Conv2d& c, const float* in, float* scratch) {
+  const int64_t cols = c.dw_cols;
+  float* dst[kConvDepthwiseMaxStride];
+  for (int64_t py = 0; py < c.sh; ++py) {
+    float* const planes = scratch + py * c.sw * c.dw_plane_floats;
+    for (int64_t i = 0; i < c.dw_rows; ++i) {
+      for (int64_t px = 0; px < c.sw; ++px) dst[px] = planes + px * c.dw_plane_floats + i * cols;
+      fill_phase_rows(c, in, py, i, dst);
+    }
+    for (int64_t px = 0; px < c.sw; ++px) {
+      float* const plane = planes + px * c.dw_plane_floats;
+      std::fill(plane + c.dw_rows * cols, plane + c.dw_plane_floats, 0.0f);
+    }
+  }
+}
+
+// acc[f] (+)= sum over taps of weight[t] * source[t][f] for f in [0, count), count rounded up to
+// kBlock; the last pass applies activation K before storing.
+template <ConvEpilogue::Kind K>
+void accumulate_taps(const float* const* sources, const float* weights, int64_t taps, float init, bool first_pass,
+                     const ConvEpilogue& activation, float* acc, int64_t count) {
+  simd::Vec w[kMaxTapsPerPass];
+  for (int64_t t = 0; t < taps; ++t) w[t] = simd::broadcast(weights[t]);
+  const simd::Vec init_vec = simd::broadcast(init);
+  for (int64_t f = 0; f < count; f += kBlock) {
+    simd::Vec a0 = first_pass ? init_vec : simd::load(acc + f);
+    simd::Vec a1 = first_pass ? init_vec : simd::load(acc + f + kLanes);
+    simd::Vec a2 = first_pass ? init_vec : simd::load(acc + f + 2 * kLanes);
+    simd::Vec a3 = first_pass ? init_vec : simd::load(acc + f + 3 * kLanes);
+    for (int64_t t = 0; t < taps; ++t) {
+      const float* s = sources[t] + f;
+      const simd::Vec wt = w[t];
+      a0 = simd::fma(wt, simd::load(s), a0);
+      a1 = simd::fma(wt, simd::load(s + kLanes), a1);
+      a2 = simd::fma(wt, simd::load(s + 2 * kLanes), a2);
+      a3 = simd::fma(wt, simd::load(s + 3 * kLanes), a3);
+    }
+    simd::store(acc + f, simd::activate<K>(a0, activation));
+    simd::store(acc + f + kLanes, simd::activate<K>(a1, activation));
+    simd::store(acc + f + 2 * kLanes, simd::activate<K>(a2, activation));
+    simd::store(acc + f + 3 * kLanes, simd::activate<K>(a3, activation));
+  }
+}
+
+void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
+  const int64_t channel = plane % c.channels;
+  const float* in = c.x + plane * c.input_plane;
+  const float* kernel = c.w + channel * c.kh * c.kw;
+  const int64_t cols = c.dw_cols;
+  fill_phase_planes(c, in, scratch);
+  float* acc = scratch + c.sh * c.sw * c.dw_plane_floats;  // oh * cols outputs, rounded up to kBlock
+
+  std::array<const float*, kMaxTapsPerPass> sources{};
+  std::array<float, kMaxTapsPerPass> weights{};
+  const float init = c.bias != nullptr ? c.bias[channel] : 0.0f;
+  const int64_t count = c.oh * cols;
+  // The activation runs in the last pass unless a residual must be added before it.
+  const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
+  const ConvEpilogue::Kind fused_kind = residual_first ? ConvEpilogue::Kind::kNone : c.epilogue.kind;
+  const ConvEpilogue none;
+  const auto run_pass = [&](int64_t taps, bool first_pass, bool last_pass) {
+    if (!last_pass) {
+      accumulate_taps<ConvEpilogue::Kind::kNone>(sources.data(), weights.data(), taps, init, first_pass, none, acc,
+                                                 count);
+      return;
+    }
+    simd::dispatch_activation(fused_kind, [&](auto kind) {
+      accumulate_taps<decltype(kind)::value>(sources.data(), weights.data(), taps, init, first_pass, c.epilogue, acc,
+                                             count);
+    });
+  };
+  const int64_t total_taps = c.kh * c.kw;
+  int64_t taps = 0, done = 0;
+  bool first_pass = true;
+  for (int64_t ky = 0; ky < c.kh; ++ky) {
+    const int64_t y_offset = ky * c.dh;
+    for (int64_t kx = 0; kx < c.kw; ++kx) {
+      const int64_t x_offset = kx * c.dw;
+      const float* phase = scratch + ((y_offset % c.sh) * c.sw + x_offset % c.sw) * c.dw_plane_floats;
+      sources[static_cast<size_t>(taps)] = phase + (y_offset / c.sh) * cols + x_offset / c.sw;
+      weights[static_cast<size_t>(taps)] = kernel[ky * c.kw + kx];
+      ++done;
+      if (++taps == kMaxTapsPerPass || done == total_taps) {
+        run_pass(taps, first_pass, done == total_taps);
+        taps = 0;
+        first_pass = false;
+      }
+    }
+  }
+
+  float* out = c.y + plane * c.output_plane;
+  const float* residual = c.residual != nullptr ? c.residual + plane * c.output_plane : nullptr;
+  for (int64_t oy = 0; oy < c.oh; ++oy) {
+    float* row = out + oy * c.ow;
+    std::copy_n(acc + oy * cols, c.ow, row);
+    const float* residual_row = residual != nullptr ? residual + oy * c.ow : nullptr;
+    if (residual_first) {
+      finish_row(c.epilogue, row, residual_row, c.ow);
+    } else if (residual_row != nullptr) {
+      add_row(row, residual_row, c.ow);
+    }
+  }
+}
+
+}  // namespace
+
+void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* scratch) {
+  for (int64_t plane = begin; plane < end; ++plane) depthwise_plane(c, plane, scratch);
+}
+
+}  // namespace edgefuse::EF_ISA_NAMESPACE

@@ -1,0 +1,121 @@
+// The packed GEMM micro-kernel (packed_gemm.h), compiled once per CPU ISA level.
+#include <algorithm>
+
+#include "runtime/ops/conv_epilogue_rows.h"
+#include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
+#include "runtime/ops/packed_gemm.h"
+#include "runtime/ops/simd_activation.h"
+
+namespace edgefuse::EF_ISA_NAMESPACE {
+
+namespace {
+
+constexpr int kRows = kGemmTileRows;
+constexpr int kVectors = kGemmTileVectors;
+constexpr int kColumns = kGemmTileColumns;
+constexpr int kLanes = simd::kLanes;
+
+// One register tile: C [kRows, kColumns] (row stride ldc) = bias + A tile * B [k, kColumns], then
+// the residual (row stride ldr; nullptr when absent) and activation K, all on the accumulators,
+// which stay in registers across the k loop (the loops below unroll completely).
+template <ConvEpilogue::Kind K>
+inline void tile_product(const float* a_tile, int64_t k, const float* b, int64_t ldb, const float* bias,
+                         const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc) {
+  simd::Vec acc[kRows][kVectors];
+#pragma GCC unroll 16
+  for (int r = 0; r < kRows; ++r) {
+    const simd::Vec init = simd::broadcast(bias[r]);
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) acc[r][v] = init;
+  }
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const float* b_row = b + kk * ldb;
+    simd::Vec b_vec[kVectors];
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) b_vec[v] = simd::load(b_row + v * kLanes);
+    const float* a_column = a_tile + kk * kRows;
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r) {
+      const simd::Vec a_value = simd::broadcast(a_column[r]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kVectors; ++v) acc[r][v] = simd::fma(a_value, b_vec[v], acc[r][v]);
+    }
+  }
+  const bool residual_after = activation.residual_after_activation;
+#pragma GCC unroll 16
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) {
+      simd::Vec x = acc[r][v];
+      if (residual != nullptr && !residual_after) x = simd::add(x, simd::load(residual + r * ldr + v * kLanes));
+      x = simd::activate<K>(x, activation);
+      if (residual != nullptr && residual_after) x = simd::add(x, simd::load(residual + r * ldr + v * kLanes));
+      simd::store(c + r * ldc + v * kLanes, x);
+    }
+  }
+}
+
+template <ConvEpilogue::Kind K>
+void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const float* b, int64_t ldb, float* y, int64_t ldy,
+                      int64_t n, const GemmRowEpilogue& epilogue, float* panel) {
+  // A column block narrower than a tile is copied into a zero-padded panel; a tile with rows past
+  // m or columns past n is computed into `partial` without residual or activation, and only its
+  // valid part copied out and finished row by row.
+  alignas(64) float partial[kRows * kColumns];
+  const ConvEpilogue none;
+  const int64_t tiles = (m + kRows - 1) / kRows;
+  for (int64_t column = 0; column < n; column += kColumns) {
+    const int64_t width = std::min<int64_t>(kColumns, n - column);
+    const float* b_block = b + column;
+    int64_t b_stride = ldb;
+    if (width < kColumns) {
+      for (int64_t kk = 0; kk < k; ++kk) {
+        std::copy_n(b + kk * ldb + column, width, panel + kk * kColumns);
+        std::fill(panel + kk * kColumns + width, panel + (kk + 1) * kColumns, 0.0f);
+      }
+      b_block = panel;
+      b_stride = kColumns;
+    }
+    for (int64_t tile = 0; tile < tiles; ++tile) {
+      const int64_t row = tile * kRows;
+      const int64_t rows = std::min<int64_t>(kRows, m - row);
+      float bias[kRows] = {};
+      if (epilogue.bias != nullptr) std::copy_n(epilogue.bias + row, rows, bias);
+      float* out = y + row * ldy + column;
+      const float* residual = epilogue.residual != nullptr ? epilogue.residual + row * epilogue.ldr + column : nullptr;
+      const float* a_tile = packed_a + tile * k * kRows;
+      if (rows == kRows && width == kColumns) {
+        tile_product<K>(a_tile, k, b_block, b_stride, bias, residual, epilogue.ldr, epilogue.activation, out, ldy);
+        continue;
+      }
+      tile_product<ConvEpilogue::Kind::kNone>(a_tile, k, b_block, b_stride, bias, nullptr, 0, none, partial, kColumns);
+      for (int64_t r = 0; r < rows; ++r) {
+        std::copy_n(partial + r * kColumns, width, out + r * ldy);
+        finish_row(epilogue.activation, out + r * ldy, residual != nullptr ? residual + r * epilogue.ldr : nullptr,
+                   width);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void pack_gemm_a(const float* a, int64_t m, int64_t k, int64_t lda, float* packed) {
+  for (int64_t tile = 0; tile * kRows < m; ++tile) {
+    float* out = packed + tile * k * kRows;
+    const int64_t rows = std::min<int64_t>(kRows, m - tile * kRows);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t r = 0; r < rows; ++r) out[kk * kRows + r] = a[(tile * kRows + r) * lda + kk];
+      for (int64_t r = rows; r < kRows; ++r) out[kk * kRows + r] = 0.0f;
+    }
+  }
+}
+
+void packed_gemm(const float* packed_a, int64_t m, int64_t k, const float* b, int64_t ldb, float* y, int64_t ldy,
+                 int64_t n, const GemmRowEpilogue& epilogue, float* panel) {
+  simd::dispatch_activation(epilogue.activation.kind, [&](auto kind) {
+    packed_gemm_with<decltype(kind)::value>(packed_a, m, k, b, ldb, y, ldy, n, epilogue, panel);
+  });
+}
+
+}  // namespace edgefuse::EF_ISA_NAMESPACE

@@ -1,0 +1,108 @@
+// Conv's fused activations (conv_epilogue.h) on one SIMD vector, so the GEMM and depthwise
+// kernels apply them to accumulators before the store instead of re-reading the output. The
+// selects mirror unary_math.h's formulas, NaN cases included. Sigmoid (and SiLU) use Eigen's
+// vectorised exp on -|x| and a reciprocal of 1 + e in [1, 2]; with AVX-512 that reciprocal is
+// rcp14 refined by one Newton step (relative error about 2^-27, against the divide it replaces,
+// which costs several times more on the FMA ports).
+// Per-ISA (isa_namespace.h): include from per-ISA sources only, after isa_eigen.h.
+#pragma once
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include "runtime/ops/conv_epilogue.h"
+#include "runtime/ops/simd_packet.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"  // see simd_packet.h
+
+namespace edgefuse::EF_ISA_NAMESPACE::simd {
+
+namespace detail {
+
+inline Vec select_less(Vec a, Vec b, Vec if_less, Vec otherwise) {  // a < b ? if_less : otherwise
+  return Eigen::internal::pselect(Eigen::internal::pcmp_lt(a, b), if_less, otherwise);
+}
+
+// 1 / d for d in [1, 2].
+inline Vec reciprocal_1_to_2(Vec d) {
+#if defined(__AVX512F__)
+  const __m512 r = _mm512_rcp14_ps(d);
+  return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(1.0f)), r);
+#else
+  return Eigen::internal::pdiv(broadcast(1.0f), d);
+#endif
+}
+
+inline Vec sigmoid(Vec x) {
+  const Vec e = Eigen::internal::pexp(Eigen::internal::pnegate(Eigen::internal::pabs(x)));
+  const Vec r = reciprocal_1_to_2(add(broadcast(1.0f), e));
+  // x >= 0 ? r : e * r; NaN takes e * r, which is NaN.
+  return Eigen::internal::pselect(Eigen::internal::pcmp_le(zero(), x), r, Eigen::internal::pmul(e, r));
+}
+
+inline Vec hard_sigmoid(Vec x, Vec alpha, Vec beta) {
+  Vec v = add(Eigen::internal::pmul(alpha, x), beta);  // two roundings, as unary_math.h
+  v = select_less(v, zero(), zero(), v);
+  const Vec one = broadcast(1.0f);
+  return select_less(one, v, one, v);
+}
+
+}  // namespace detail
+
+// The activation of kind `K` with e's parameters.
+template <ConvEpilogue::Kind K>
+inline Vec activate(Vec x, const ConvEpilogue& e) {
+  using Kind = ConvEpilogue::Kind;
+  if constexpr (K == Kind::kNone) {
+    return x;
+  } else if constexpr (K == Kind::kRelu) {
+    return detail::select_less(x, zero(), zero(), x);
+  } else if constexpr (K == Kind::kLeakyRelu) {
+    return detail::select_less(x, zero(), Eigen::internal::pmul(broadcast(e.alpha), x), x);
+  } else if constexpr (K == Kind::kClip) {
+    const Vec lo = broadcast(e.min), hi = broadcast(e.max);
+    x = detail::select_less(x, lo, lo, x);
+    return detail::select_less(hi, x, hi, x);
+  } else if constexpr (K == Kind::kSigmoid) {
+    return detail::sigmoid(x);
+  } else if constexpr (K == Kind::kHardSwish) {
+    const Vec inner = detail::hard_sigmoid(add(x, broadcast(3.0f)), broadcast(1.0f / 6.0f), zero());
+    return Eigen::internal::pmul(x, inner);
+  } else if constexpr (K == Kind::kHardSigmoid) {
+    return detail::hard_sigmoid(x, broadcast(e.alpha), broadcast(e.beta));
+  } else {
+    static_assert(K == Kind::kSilu);
+    return Eigen::internal::pmul(x, detail::sigmoid(x));
+  }
+}
+
+// Calls fn(std::integral_constant<Kind, kind>{}) for the run-time kind, so that a kernel is
+// instantiated once per activation with the choice hoisted out of its loops.
+template <typename Fn>
+inline void dispatch_activation(ConvEpilogue::Kind kind, Fn&& fn) {
+  using Kind = ConvEpilogue::Kind;
+  switch (kind) {
+    case Kind::kNone:
+      return fn(std::integral_constant<Kind, Kind::kNone>{});
+    case Kind::kRelu:
+      return fn(std::integral_constant<Kind, Kind::kRelu>{});
+    case Kind::kLeakyRelu:
+      return fn(std::integral_constant<Kind, Kind::kLeakyRelu>{});
+    case Kind::kClip:
+      return fn(std::integral_constant<Kind, Kind::kClip>{});
+    case Kind::kSigmoid:
+      return fn(std::integral_constant<Kind, Kind::kSigmoid>{});
+    case Kind::kHardSwish:
+      return fn(std::integral_constant<Kind, Kind::kHardSwish>{});
+    case Kind::kHardSigmoid:
+      return fn(std::integral_constant<Kind, Kind::kHardSigmoid>{});
+    case Kind::kSilu:
+      return fn(std::integral_constant<Kind, Kind::kSilu>{});
+  }
+}
+
+}  // namespace edgefuse::EF_ISA_NAMESPACE::simd
+
+#pragma GCC diagnostic pop

@@ -1,0 +1,49 @@
+// The f32 SIMD vector of the ISA level being compiled, for kernels that need explicit register
+// tiles (GEMM micro-kernel, direct depthwise): Eigen's packet layer, which maps to SSE, AVX2,
+// AVX-512 or NEON from the compiler flags, so one source serves every level (cpu_kernel_table.h).
+// Include after isa_eigen.h, from per-ISA sources only.
+#pragma once
+
+#include <Eigen/Core>
+
+#include "runtime/ops/isa_namespace.h"
+
+// Vec is a vector type such as __m512, whose alignment attributes GCC warns it drops when the type
+// is a template argument (ploadu<Vec>); they do not matter to these function templates.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+
+namespace edgefuse::EF_ISA_NAMESPACE::simd {
+
+using Vec = Eigen::internal::packet_traits<float>::type;
+inline constexpr int kLanes = static_cast<int>(sizeof(Vec) / sizeof(float));
+// Vector registers of the level: 32 with AVX-512 and on aarch64, 16 otherwise (x86-64 SSE, AVX2).
+#if defined(__AVX512F__) || defined(__aarch64__)
+inline constexpr int kRegisters = 32;
+#else
+inline constexpr int kRegisters = 16;
+#endif
+
+inline Vec load(const float* p) {
+  return Eigen::internal::ploadu<Vec>(p);
+}
+inline void store(float* p, Vec v) {
+  Eigen::internal::pstoreu(p, v);
+}
+inline Vec broadcast(float x) {
+  return Eigen::internal::pset1<Vec>(x);
+}
+inline Vec zero() {
+  return Eigen::internal::pzero(Vec{});
+}
+inline Vec add(Vec a, Vec b) {
+  return Eigen::internal::padd(a, b);
+}
+// a * b + c, fused where the level has FMA.
+inline Vec fma(Vec a, Vec b, Vec c) {
+  return Eigen::internal::pmadd(a, b, c);
+}
+
+}  // namespace edgefuse::EF_ISA_NAMESPACE::simd
+
+#pragma GCC diagnostic pop
