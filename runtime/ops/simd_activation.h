@@ -1,9 +1,10 @@
 // Conv's fused activations (conv_epilogue.h) on one SIMD vector, so the GEMM and depthwise
 // kernels apply them to accumulators before the store instead of re-reading the output. The
-// selects mirror unary_math.h's formulas, NaN cases included. Sigmoid (and SiLU) use Eigen's
-// vectorised exp on -|x| and a reciprocal of 1 + e in [1, 2]; with AVX-512 that reciprocal is
-// rcp14 refined by one Newton step (relative error about 2^-27, against the divide it replaces,
-// which costs several times more on the FMA ports).
+// selects mirror unary_math.h's formulas, NaN cases included. Sigmoid (and SiLU, which runs on
+// every output of YOLOX-style models, often costing more than the convolution's own arithmetic)
+// is Eigen's vectorised exp of -|x|, then 1 / (1 + e); with AVX-512 the reciprocal of 1 + e in
+// [1, 2] is rcp14 refined by one Newton step (relative error about 2^-27) instead of a divide,
+// which costs several times more.
 // Per-ISA (isa_namespace.h): include from per-ISA sources only, after isa_eigen.h.
 #pragma once
 
