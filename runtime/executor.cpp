@@ -98,13 +98,18 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
   std::vector<const Tensor*> node_inputs;
   std::vector<Tensor*> node_outputs;
   if (options_.profile) profile_ms_.assign(graph.nodes().size(), 0.0);
+  kernel_caches_.resize(graph.nodes().size());
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
     if (plan.node_skipped[n]) continue;
     const auto node_start = std::chrono::steady_clock::now();
     const Node& node = graph.nodes()[n];
     node_inputs.clear();
-    for (ValueId input : node.inputs) {
+    uint32_t constant_inputs = 0;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId input = node.inputs[i];
       node_inputs.push_back(input == kNoValue ? nullptr : &values[static_cast<size_t>(input)]);
+      // The plan owns its known values (initializers, folded values) for the executor's lifetime.
+      if (input != kNoValue && i < 32 && plan.known[static_cast<size_t>(input)].has_data()) constant_inputs |= 1u << i;
     }
     node_outputs.clear();
     for (ValueId output : node.outputs) {
@@ -116,7 +121,7 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
     }
     const OpDef& def = op_def(node.op);
     KernelFn kernel = (options_.reference_kernels || def.cpu == nullptr) ? def.reference : def.cpu;
-    Status ran = kernel(KernelArgs{node, node_inputs, node_outputs, pool_.get()});
+    Status ran = kernel(KernelArgs{node, node_inputs, node_outputs, pool_.get(), &kernel_caches_[n], constant_inputs});
     if (!ran.is_ok()) return ran.with_context(graph.describe_node(static_cast<NodeId>(n)));
     if (options_.profile) {
       profile_ms_[n] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_start).count();

@@ -18,11 +18,24 @@ namespace edgefuse {
 // when it has no data. Errors name the problem; the caller adds which node it was.
 using InferFn = Status (*)(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs);
 
+// What a kernel may keep between runs of one node, derived from its constant inputs (say, Conv's
+// weights packed for its GEMM) so that it is built once instead of every frame. One per node,
+// owned by the executor; `key` identifies what `data` was derived from (which tensor, which CPU
+// ISA level), so the kernel rebuilds it when that changes.
+struct KernelCache {
+  uint64_t key = 0;
+  std::vector<float> data;
+};
+
 struct KernelArgs {
   const Node& node;
   std::span<const Tensor* const> inputs;  // nullptr for omitted optional inputs
   std::span<Tensor* const> outputs;       // allocated by the caller with the shapes InferFn gave
   ThreadPool* pool = nullptr;             // nullptr: run single-threaded
+  // Set by an executor whose constant inputs (initializers, folded values) keep their data and
+  // address for its lifetime: bit i of constant_inputs says input i is one of them.
+  KernelCache* cache = nullptr;
+  uint32_t constant_inputs = 0;
 };
 
 // A kernel reads inputs and writes every element of every output. It may assume the inputs

@@ -18,9 +18,13 @@ constexpr int kLanes = simd::kLanes;
 // One register tile: C [kRows, kColumns] (row stride ldc) = bias + A tile * B [k, kColumns], then
 // the residual (row stride ldr; nullptr when absent) and activation K, all on the accumulators,
 // which stay in registers across the k loop (the loops below unroll completely).
-template <ConvEpilogue::Kind K>
-inline void tile_product(const float* a_tile, int64_t k, const float* b, int64_t ldb, const float* bias,
-                         const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc) {
+// With kPrefetch, the same rows of the next column block (`next`, row stride ldb) are requested
+// into cache meanwhile: B's rows are up to hundreds of KB apart, too many streams for the
+// hardware prefetchers to follow.
+template <ConvEpilogue::Kind K, bool kPrefetch>
+inline void tile_product(const float* a_tile, int64_t k, const float* b, int64_t ldb, const float* next,
+                         const float* bias, const float* residual, int64_t ldr, const ConvEpilogue& activation,
+                         float* c, int64_t ldc) {
   simd::Vec acc[kRows][kVectors];
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) {
@@ -30,6 +34,9 @@ inline void tile_product(const float* a_tile, int64_t k, const float* b, int64_t
   }
   for (int64_t kk = 0; kk < k; ++kk) {
     const float* b_row = b + kk * ldb;
+    if constexpr (kPrefetch) {
+      for (int line = 0; line < kColumns; line += 16) __builtin_prefetch(next + kk * ldb + line);
+    }
     simd::Vec b_vec[kVectors];
 #pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) b_vec[v] = simd::load(b_row + v * kLanes);
@@ -41,16 +48,29 @@ inline void tile_product(const float* a_tile, int64_t k, const float* b, int64_t
       for (int v = 0; v < kVectors; ++v) acc[r][v] = simd::fma(a_value, b_vec[v], acc[r][v]);
     }
   }
-  const bool residual_after = activation.residual_after_activation;
+  const bool residual_first = residual != nullptr && !activation.residual_after_activation;
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) {
       simd::Vec x = acc[r][v];
-      if (residual != nullptr && !residual_after) x = simd::add(x, simd::load(residual + r * ldr + v * kLanes));
-      x = simd::activate<K>(x, activation);
-      if (residual != nullptr && residual_after) x = simd::add(x, simd::load(residual + r * ldr + v * kLanes));
+      if (residual_first) x = simd::add(x, simd::load(residual + r * ldr + v * kLanes));
       simd::store(c + r * ldc + v * kLanes, x);
+    }
+  }
+  if constexpr (K == ConvEpilogue::Kind::kNone) {
+    if (residual == nullptr || residual_first) return;
+  }
+  // The activation as a second pass over the tile, now in L1: a loop with the whole register file
+  // for the activation's constants and temporaries, where applying it to the 24 live accumulators
+  // above would spill.
+  const float* residual_after = residual_first ? nullptr : residual;
+  for (int r = 0; r < kRows; ++r) {
+    float* row = c + r * ldc;
+    for (int v = 0; v < kVectors; ++v) {
+      simd::Vec x = simd::activate<K>(simd::load(row + v * kLanes), activation);
+      if (residual_after != nullptr) x = simd::add(x, simd::load(residual_after + r * ldr + v * kLanes));
+      simd::store(row + v * kLanes, x);
     }
   }
 }
@@ -85,10 +105,19 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const float* 
       const float* residual = epilogue.residual != nullptr ? epilogue.residual + row * epilogue.ldr + column : nullptr;
       const float* a_tile = packed_a + tile * k * kRows;
       if (rows == kRows && width == kColumns) {
-        tile_product<K>(a_tile, k, b_block, b_stride, bias, residual, epilogue.ldr, epilogue.activation, out, ldy);
+        // The first tile of a block fetches the next block's B rows (the first partial block has its panel).
+        const bool prefetch = tile == 0 && column + 2 * kColumns <= n;
+        if (prefetch) {
+          tile_product<K, true>(a_tile, k, b_block, b_stride, b_block + kColumns, bias, residual, epilogue.ldr,
+                                epilogue.activation, out, ldy);
+        } else {
+          tile_product<K, false>(a_tile, k, b_block, b_stride, nullptr, bias, residual, epilogue.ldr,
+                                 epilogue.activation, out, ldy);
+        }
         continue;
       }
-      tile_product<ConvEpilogue::Kind::kNone>(a_tile, k, b_block, b_stride, bias, nullptr, 0, none, partial, kColumns);
+      tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, b_block, b_stride, nullptr, bias, nullptr, 0, none,
+                                                     partial, kColumns);
       for (int64_t r = 0; r < rows; ++r) {
         std::copy_n(partial + r * kColumns, width, out + r * ldy);
         finish_row(epilogue.activation, out + r * ldy, residual != nullptr ? residual + r * epilogue.ldr : nullptr,

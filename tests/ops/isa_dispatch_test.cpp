@@ -167,6 +167,99 @@ TEST_CASE("isa dispatch: Conv on every supported level matches the reference, ea
   }
 }
 
+TEST_CASE("isa dispatch: Conv's packed weights kept in the node's cache are rebuilt for a new level or tensor") {
+  ActiveIsaGuard guard;
+  std::mt19937 rng(23);
+  const ConvShape s{"1x1", 24, 9, 11, 20, 1, 1, 1};
+  const Tensor x = random_tensor(DType::kF32, {2, s.channels, s.height, s.width}, rng);
+  const Tensor b = random_tensor(DType::kF32, {s.out_channels}, rng);
+  const Tensor w1 = random_tensor(DType::kF32, {s.out_channels, s.channels, 1, 1}, rng);
+  const Tensor w2 = random_tensor(DType::kF32, {s.out_channels, s.channels, 1, 1}, rng);
+  const Node node = conv_node(s, "silu", -1);
+  KernelCache cache;
+  constexpr uint32_t kWeightsConstant = 1u << 1;
+  // Twice per level and weight tensor: the first run fills the cache, the second reuses it; the
+  // level changes between rounds, and so does the weight tensor.
+  for (int round = 0; round < 2; ++round) {
+    for (const Tensor* w : {&w1, &w2}) {
+      auto expected = run_op(node, {&x, w, &b}, true);
+      REQUIRE(expected.is_ok());
+      for (CpuIsa isa : supported_isas()) {
+        REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+        for (int run = 0; run < 2; ++run) {
+          INFO("round ", round, " isa ", cpu_isa_name(isa), " run ", run);
+          auto actual = run_op(node, {&x, w, &b}, false, nullptr, &cache, kWeightsConstant);
+          REQUIRE(actual.is_ok());
+          CHECK(!cache.data.empty());
+          const ErrorStats error = compare_tensors(actual->at(0), expected->at(0));
+          CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+        }
+      }
+    }
+  }
+  // Weights that are not constant are never cached.
+  KernelCache unused;
+  REQUIRE(run_op(node, {&x, &w1, &b}, false, nullptr, &unused, 0).is_ok());
+  CHECK(unused.data.empty());
+}
+
+// The epilogue runs on SIMD vectors in whole GEMM tiles (simd_activation.h) and on scalars at the
+// edges. A 1x1 Conv of zero input and weights whose bias holds, one per output channel, the values
+// where formulas break (NaN, infinities, signed zeros, denormals, exp's underflow and overflow
+// ends, hard_swish's kinks) puts each value through the activation at every column: 24 channels
+// make whole tiles of rows on every level, 100 columns whole and partial tiles of columns. Within
+// 1e-6 relative (2 ulp for exp, about 2^-27 for the reciprocal), or 1e-35 absolute: exp flushes
+// results below FLT_MIN to zero, so SiLU of x < -87.3 may be 0 instead of about x * 1e-38.
+TEST_CASE("isa dispatch: Conv epilogues on every level at the edge values of each activation") {
+  ActiveIsaGuard guard;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float edges[] = {std::numeric_limits<float>::quiet_NaN(),
+                         inf,
+                         -inf,
+                         0.0f,
+                         -0.0f,
+                         1e-42f,
+                         -1e-42f,
+                         std::numeric_limits<float>::min(),
+                         -87.5f,
+                         -88.8f,
+                         -103.9f,
+                         -1e30f,
+                         88.8f,
+                         1e30f,
+                         -3.0f,
+                         3.0f,
+                         -2.9999998f,
+                         0.5f,
+                         -0.5f,
+                         20.0f,
+                         -20.0f,
+                         -0.75f,
+                         0.125f,
+                         7.0f};
+  constexpr int64_t kChannels = std::size(edges), kColumns = 100;
+  static_assert(kChannels % 8 == 0, "whole tiles of rows");
+  Tensor x = Tensor::empty(DType::kF32, {1, 4, 1, kColumns});
+  std::fill_n(x.data<float>(), x.numel(), 0.0f);
+  Tensor w = Tensor::empty(DType::kF32, {kChannels, 4, 1, 1});
+  std::fill_n(w.data<float>(), w.numel(), 0.0f);
+  Tensor b = Tensor::empty(DType::kF32, {kChannels});
+  std::copy(std::begin(edges), std::end(edges), b.data<float>());
+  const ConvShape s{"bias only", 4, 1, kColumns, kChannels, 1, 1, 1};
+  for (const char* activation : kEpilogues) {
+    const Node node = conv_node(s, activation, -1);
+    auto expected = run_op(node, {&x, &w, &b}, true);
+    REQUIRE(expected.is_ok());
+    for (CpuIsa isa : supported_isas()) {
+      REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+      INFO("epilogue '", std::string(activation), "' isa ", cpu_isa_name(isa));
+      auto actual = run_op(node, {&x, &w, &b}, false);
+      REQUIRE(actual.is_ok());
+      check_close(actual->at(0), expected->at(0), 1e-6, 1e-35);
+    }
+  }
+}
+
 TEST_CASE("isa dispatch: Exp and Sigmoid on every supported level, across the whole f32 range") {
   ActiveIsaGuard guard;
   ThreadPool pool(2);

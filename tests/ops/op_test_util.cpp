@@ -12,7 +12,7 @@ Node make_node(OpKind op, int input_count, int output_count) {
 }
 
 Result<std::vector<Tensor>> run_op(const Node& node, const std::vector<const Tensor*>& inputs, bool reference,
-                                   ThreadPool* pool) {
+                                   ThreadPool* pool, KernelCache* cache, uint32_t constant_inputs) {
   std::vector<TensorDesc> descs;
   EF_RETURN_IF_ERROR(infer_node(node, inputs, descs));
   std::vector<Tensor> outputs;
@@ -25,7 +25,7 @@ Result<std::vector<Tensor>> run_op(const Node& node, const std::vector<const Ten
   for (Tensor& t : outputs) output_ptrs.push_back(&t);
   const OpDef& def = op_def(node.op);
   KernelFn kernel = (reference || def.cpu == nullptr) ? def.reference : def.cpu;
-  EF_RETURN_IF_ERROR(kernel(KernelArgs{node, inputs, output_ptrs, pool}));
+  EF_RETURN_IF_ERROR(kernel(KernelArgs{node, inputs, output_ptrs, pool, cache, constant_inputs}));
   return outputs;
 }
 

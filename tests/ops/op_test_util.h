@@ -14,8 +14,10 @@ namespace edgefuse::test {
 Node make_node(OpKind op, int input_count, int output_count = 1);
 
 // Infers output shapes, allocates, runs the reference (reference == true) or optimised kernel.
-// A nullptr input is an omitted optional input.
+// A nullptr input is an omitted optional input. `cache` and `constant_inputs` are passed on as an
+// executor would (KernelArgs).
 Result<std::vector<Tensor>> run_op(const Node& node, const std::vector<const Tensor*>& inputs, bool reference,
-                                   ThreadPool* pool = nullptr);
+                                   ThreadPool* pool = nullptr, KernelCache* cache = nullptr,
+                                   uint32_t constant_inputs = 0);
 
 }  // namespace edgefuse::test
