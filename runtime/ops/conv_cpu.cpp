@@ -70,6 +70,38 @@ const float* packed_weights(const Conv2d& c, const CpuKernelTable& kernels, cons
   return packed.data();
 }
 
+// How a GEMM-path Conv is cut into tasks: per (image, group), blocks of output columns and, for
+// pointwise convs, blocks of output channels (rows of the GEMM; an im2col block is built once per
+// task, so other convs split columns only).
+struct GemmTasks {
+  int64_t columns = 0, column_blocks = 0;
+  int64_t rows = 0, row_blocks = 0;
+  int64_t count(const Conv2d& c) const { return c.batch * c.group * column_blocks * row_blocks; }
+};
+
+GemmTasks split_gemm(const Conv2d& c, int64_t threads) {
+  // Multiples of 192 columns and 16 rows: every level's GEMM tile divides them, so only a plane's
+  // last block has partial tiles.
+  constexpr int64_t kColumnUnit = 192, kRowUnit = kGemmRowBlockUnit;
+  const auto round_up = [](int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; };
+  const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  // An im2col block of about 512 KiB at most; large enough for the GEMM to stream.
+  const int64_t max_columns = std::clamp<int64_t>(131072 / std::max<int64_t>(1, c.kernel_columns), kColumnUnit, 4096) /
+                              kColumnUnit * kColumnUnit;
+  // Four tasks per thread balance uneven progress; small planes (13 x 13 = 169 columns) need the
+  // rows split too, or a single task would hold the whole conv.
+  const int64_t wanted = threads > 1 ? 4 * threads : 1;
+  const int64_t planes = c.batch * c.group;
+  GemmTasks t;
+  t.columns =
+      std::clamp(round_up(ceil_div(c.output_plane, ceil_div(wanted, planes)), kColumnUnit), kColumnUnit, max_columns);
+  t.column_blocks = ceil_div(c.output_plane, t.columns);
+  const int64_t row_blocks = c.pointwise ? ceil_div(wanted, planes * t.column_blocks) : 1;
+  t.rows = round_up(ceil_div(c.mg, std::max<int64_t>(row_blocks, 1)), kRowUnit);
+  t.row_blocks = ceil_div(c.mg, t.rows);
+  return t;
+}
+
 }  // namespace
 
 Status cpu_conv(const KernelArgs& args) {
@@ -93,23 +125,19 @@ Status cpu_conv(const KernelArgs& args) {
 
   c.packed_w = packed_weights(c, kernels, args);
 
-  // Column blocks small enough that an im2col block stays around 512 KiB, large enough for GEMM,
-  // and whole multiples of 192 columns (every level's GEMM tile width divides it) so that only
-  // the last block of a plane has a narrow tile.
-  const int64_t block = std::clamp<int64_t>(131072 / std::max<int64_t>(1, c.kernel_columns), 192, 4096) / 192 * 192;
-  const int64_t blocks_per_plane = (c.output_plane + block - 1) / block;
-  const int64_t tasks = c.batch * c.group * blocks_per_plane;
-  parallel_for(args.pool, tasks, 1, [&](int64_t begin, int64_t end) {
+  const GemmTasks t = split_gemm(c, args.pool != nullptr ? args.pool->size() : 1);
+  parallel_for(args.pool, t.count(c), 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scratch;
     // The im2col block, room for a row split into even and odd columns (stride-2 im2col), the
     // GEMM's edge panel.
-    const int64_t floats = c.kernel_columns * (std::min(block, c.output_plane) + kGemmPanelColumns) + c.iw + 1;
+    const int64_t floats = c.kernel_columns * (std::min(t.columns, c.output_plane) + kGemmPanelColumns) + c.iw + 1;
     if (scratch.size() < static_cast<size_t>(floats)) scratch.resize(static_cast<size_t>(floats));
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t image_group = task / blocks_per_plane;
-      const int64_t column = (task % blocks_per_plane) * block;
-      kernels.conv_gemm_block(c, image_group / c.group, image_group % c.group, column,
-                              std::min(c.output_plane, column + block), scratch.data());
+      const int64_t row = (task % t.row_blocks) * t.rows;
+      const int64_t column = (task / t.row_blocks % t.column_blocks) * t.columns;
+      const int64_t image_group = task / t.row_blocks / t.column_blocks;
+      kernels.conv_gemm_block(c, image_group / c.group, image_group % c.group, row, std::min(c.mg, row + t.rows),
+                              column, std::min(c.output_plane, column + t.columns), scratch.data());
     }
   });
   return Status::ok();

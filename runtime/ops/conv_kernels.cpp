@@ -15,6 +15,7 @@ EF_DECLARE_CPU_KERNELS(EF_ISA_NAMESPACE)
 namespace edgefuse::EF_ISA_NAMESPACE {
 
 static_assert(kGemmTileColumns <= kGemmPanelColumns, "the callers' scratch holds a panel of kGemmPanelColumns");
+static_assert(kGemmRowBlockUnit % kGemmTileRows == 0, "row blocks start on a packed tile");
 
 namespace {
 
@@ -131,18 +132,21 @@ void conv_pack_weights(const Conv2d& c, float* packed) {
   }
 }
 
-void conv_gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, float* scratch) {
+void conv_gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin,
+                     int64_t end, float* scratch) {
   const int64_t k = c.kernel_columns;
   const int64_t width = end - begin;
-  const int64_t output_offset = (n * c.out_channels + g * c.mg) * c.output_plane + begin;
+  const int64_t rows = row_end - row_begin;
+  const int64_t output_offset = (n * c.out_channels + g * c.mg + row_begin) * c.output_plane + begin;
   GemmRowEpilogue epilogue;
-  epilogue.bias = c.bias != nullptr ? c.bias + g * c.mg : nullptr;
+  epilogue.bias = c.bias != nullptr ? c.bias + g * c.mg + row_begin : nullptr;
   epilogue.residual = c.residual != nullptr ? c.residual + output_offset : nullptr;
   epilogue.ldr = c.output_plane;
   epilogue.activation = c.epilogue;
-  const float* packed = c.packed_w + g * packed_gemm_a_floats(c.mg, k);
+  // Packed tiles are kGemmTileRows rows each and row_begin is a multiple of it (cpu_kernel_table.h).
+  const float* packed = c.packed_w + g * packed_gemm_a_floats(c.mg, k) + row_begin * k;
   if (c.pointwise) {
-    packed_gemm(packed, c.mg, k, c.x + (n * c.channels + g * c.cg) * c.input_plane + begin, c.input_plane,
+    packed_gemm(packed, rows, k, c.x + (n * c.channels + g * c.cg) * c.input_plane + begin, c.input_plane,
                 c.y + output_offset, c.output_plane, width, epilogue, scratch);
     return;
   }
@@ -152,7 +156,7 @@ void conv_gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64
     im2col(c, n, g, begin, end, scratch);
   }
   float* const panel = scratch + k * width + c.iw + 1;
-  packed_gemm(packed, c.mg, k, scratch, width, c.y + output_offset, c.output_plane, width, epilogue, panel);
+  packed_gemm(packed, rows, k, scratch, width, c.y + output_offset, c.output_plane, width, epilogue, panel);
 }
 
 }  // namespace edgefuse::EF_ISA_NAMESPACE

@@ -77,6 +77,8 @@ inline constexpr int64_t kConvDepthwiseMaxStride = 4;
 
 // At least the widest GEMM tile of any level (48 columns with AVX-512, packed_gemm.h).
 inline constexpr int64_t kGemmPanelColumns = 64;
+// conv_gemm_block's row blocks start at multiples of this (every level's tile height divides it).
+inline constexpr int64_t kGemmRowBlockUnit = 16;
 
 struct CpuKernelTable {
   CpuIsa isa;
@@ -86,10 +88,13 @@ struct CpuKernelTable {
   // Floats conv_pack_weights writes: the weights in this level's GEMM tile layout (packed_gemm.h).
   int64_t (*conv_packed_weight_floats)(const Conv2d& c);
   void (*conv_pack_weights)(const Conv2d& c, float* packed);
-  // Output columns [begin, end) of group g of image n, bias, residual and epilogue included, with
-  // c.packed_w set. `scratch` holds kernel_columns * (end - begin + kGemmPanelColumns) + iw + 1
-  // floats: the im2col block (not when c.pointwise), a row split by phase, the GEMM's edge panel.
-  void (*conv_gemm_block)(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, float* scratch);
+  // Output channels [row_begin, row_end) (within the group; row_begin a multiple of
+  // kGemmRowBlockUnit) and columns [begin, end) of group g of image n, bias, residual and epilogue
+  // included, with c.packed_w set. `scratch` holds kernel_columns * (end - begin + kGemmPanelColumns)
+  // + iw + 1 floats: the im2col block (not when c.pointwise), a row split by phase, the GEMM's edge
+  // panel.
+  void (*conv_gemm_block)(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin,
+                          int64_t end, float* scratch);
   // out[i] = op(in[i]) for i < count; in == out is allowed.
   void (*unary_f32)(const UnaryF32& op, const float* in, float* out, int64_t count);
   // out[i] = op(a[i * stride_a], b[i * stride_b]) for i < count, strides 0 or 1; op is one of
@@ -109,15 +114,16 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
 }  // namespace edgefuse
 
 // Declares the kernels of one ISA namespace (edgefuse::<isa>), as each per-ISA source defines them.
-#define EF_DECLARE_CPU_KERNELS(isa)                                                                          \
-  namespace edgefuse::isa {                                                                                  \
-  void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* scratch);                   \
-  int64_t conv_packed_weight_floats(const Conv2d& c);                                                        \
-  void conv_pack_weights(const Conv2d& c, float* packed);                                                    \
-  void conv_gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, float* scratch);   \
-  void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count);                            \
-  void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out, \
-                  int64_t count);                                                                            \
-  void gemm_f32(const GemmF32& g, int64_t row, int64_t count);                                               \
-  void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* rows);                         \
+#define EF_DECLARE_CPU_KERNELS(isa)                                                                              \
+  namespace edgefuse::isa {                                                                                      \
+  void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* scratch);                       \
+  int64_t conv_packed_weight_floats(const Conv2d& c);                                                            \
+  void conv_pack_weights(const Conv2d& c, float* packed);                                                        \
+  void conv_gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin, \
+                       int64_t end, float* scratch);                                                             \
+  void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count);                                \
+  void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out,     \
+                  int64_t count);                                                                                \
+  void gemm_f32(const GemmF32& g, int64_t row, int64_t count);                                                   \
+  void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* rows);                             \
   }
