@@ -118,10 +118,18 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const float* 
       }
       tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, b_block, b_stride, nullptr, bias, nullptr, 0, none,
                                                      partial, kColumns);
+      // The activation on whole vectors of `partial` (its columns past `width` are computed and
+      // dropped), the residual on the valid part only.
+      const bool residual_first = residual != nullptr && !epilogue.activation.residual_after_activation;
       for (int64_t r = 0; r < rows; ++r) {
-        std::copy_n(partial + r * kColumns, width, out + r * ldy);
-        finish_row(epilogue.activation, out + r * ldy, residual != nullptr ? residual + r * epilogue.ldr : nullptr,
-                   width);
+        float* tile_row = partial + r * kColumns;
+        const float* residual_row = residual != nullptr ? residual + r * epilogue.ldr : nullptr;
+        if (residual_first) add_row(tile_row, residual_row, width);
+        for (int v = 0; v < kVectors; ++v) {
+          simd::store(tile_row + v * kLanes, simd::activate<K>(simd::load(tile_row + v * kLanes), epilogue.activation));
+        }
+        std::copy_n(tile_row, width, out + r * ldy);
+        if (residual_row != nullptr && !residual_first) add_row(out + r * ldy, residual_row, width);
       }
     }
   }
