@@ -2,7 +2,9 @@
 // splits it into tasks on the thread pool; each task runs one single-threaded inner kernel of
 // the active CPU ISA level (conv_kernels.cpp through cpu_kernel_table.h):
 //   depthwise (group == C == M): tasks over the (n, c) planes;
-//   everything else: a GEMM per (n, g) and block of output columns (H_out * W_out, row-major).
+//   pointwise (1x1, stride 1, no padding): GEMM tasks over blocks of output channels and columns;
+//   everything else: per (n, g), phase planes of the input channels, then GEMM tasks over the
+//     flattened outputs with the taps as B's rows, then the rows compacted into Y.
 #include <algorithm>
 #include <vector>
 
@@ -35,10 +37,10 @@ Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const Ker
   c.output_plane = c.oh * c.ow;
   c.pointwise = c.kh == 1 && c.kw == 1 && c.sh == 1 && c.sw == 1 && c.ph == 0 && c.pw == 0 && g.pad_end[0] == 0 &&
                 g.pad_end[1] == 0;
-  c.dw_rows = c.oh + (c.kh - 1) * c.dh / c.sh;
-  c.dw_cols = c.ow + (c.kw - 1) * c.dw / c.sw;
-  c.dw_plane_floats = c.dw_rows * c.dw_cols + c.dw_cols + kConvDepthwiseSlack;
-  c.dw_scratch_floats = c.sh * c.sw * c.dw_plane_floats + c.oh * c.dw_cols + kConvDepthwiseSlack;
+  c.phase_rows = c.oh + (c.kh - 1) * c.dh / c.sh;
+  c.phase_cols = c.ow + (c.kw - 1) * c.dw / c.sw;
+  c.phase_plane_floats = c.phase_rows * c.phase_cols + c.phase_cols + kConvPhaseSlack;
+  c.depthwise_scratch_floats = c.sh * c.sw * c.phase_plane_floats + c.oh * c.phase_cols + kConvPhaseSlack;
   c.x = args.inputs[0]->data<float>();
   c.w = args.inputs[1]->data<float>();
   c.bias = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;
@@ -70,36 +72,91 @@ const float* packed_weights(const Conv2d& c, const CpuKernelTable& kernels, cons
   return packed.data();
 }
 
-// How a GEMM-path Conv is cut into tasks: per (image, group), blocks of output columns and, for
-// pointwise convs, blocks of output channels (rows of the GEMM; an im2col block is built once per
-// task, so other convs split columns only).
+// How a GEMM is cut into tasks for `threads`: blocks of `columns` output columns (of `width`) and
+// of `rows` output channels (of `height`), per image and group (`planes` of them).
 struct GemmTasks {
   int64_t columns = 0, column_blocks = 0;
   int64_t rows = 0, row_blocks = 0;
-  int64_t count(const Conv2d& c) const { return c.batch * c.group * column_blocks * row_blocks; }
+  int64_t per_plane() const { return column_blocks * row_blocks; }
 };
 
-GemmTasks split_gemm(const Conv2d& c, int64_t threads) {
-  // Multiples of 192 columns and 16 rows: every level's GEMM tile divides them, so only a plane's
-  // last block has partial tiles.
-  constexpr int64_t kColumnUnit = 192, kRowUnit = kGemmRowBlockUnit;
+GemmTasks split_gemm(int64_t planes, int64_t height, int64_t width, int64_t threads) {
+  // Multiples of 192 columns and 16 rows: every level's GEMM tile divides them, so only the last
+  // block has partial tiles. Four tasks per thread balance uneven progress; small planes
+  // (13 x 13 = 169 columns) need the rows split too, or a single task would hold the whole conv.
+  constexpr int64_t kColumnUnit = 192, kRowUnit = kGemmRowBlockUnit, kMaxColumns = 4032;
   const auto round_up = [](int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; };
   const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  // An im2col block of about 512 KiB at most; large enough for the GEMM to stream.
-  const int64_t max_columns = std::clamp<int64_t>(131072 / std::max<int64_t>(1, c.kernel_columns), kColumnUnit, 4096) /
-                              kColumnUnit * kColumnUnit;
-  // Four tasks per thread balance uneven progress; small planes (13 x 13 = 169 columns) need the
-  // rows split too, or a single task would hold the whole conv.
   const int64_t wanted = threads > 1 ? 4 * threads : 1;
-  const int64_t planes = c.batch * c.group;
   GemmTasks t;
-  t.columns =
-      std::clamp(round_up(ceil_div(c.output_plane, ceil_div(wanted, planes)), kColumnUnit), kColumnUnit, max_columns);
-  t.column_blocks = ceil_div(c.output_plane, t.columns);
-  const int64_t row_blocks = c.pointwise ? ceil_div(wanted, planes * t.column_blocks) : 1;
-  t.rows = round_up(ceil_div(c.mg, std::max<int64_t>(row_blocks, 1)), kRowUnit);
-  t.row_blocks = ceil_div(c.mg, t.rows);
+  t.columns = std::clamp(round_up(ceil_div(width, ceil_div(wanted, planes)), kColumnUnit), kColumnUnit, kMaxColumns);
+  t.column_blocks = ceil_div(width, t.columns);
+  const int64_t row_blocks = std::max<int64_t>(ceil_div(wanted, planes * t.column_blocks), 1);
+  t.rows = round_up(ceil_div(height, row_blocks), kRowUnit);
+  t.row_blocks = ceil_div(height, t.rows);
   return t;
+}
+
+void run_pointwise(const Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
+  const GemmTasks t = split_gemm(c.batch * c.group, c.mg, c.output_plane, pool != nullptr ? pool->size() : 1);
+  parallel_for(pool, c.batch * c.group * t.per_plane(), 1, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> panel;
+    panel.resize(static_cast<size_t>(c.kernel_columns * kGemmPanelColumns));
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t row = (task % t.row_blocks) * t.rows;
+      const int64_t column = (task / t.row_blocks % t.column_blocks) * t.columns;
+      const int64_t image_group = task / t.per_plane();
+      kernels.conv_pointwise_block(c, image_group / c.group, image_group % c.group, row, std::min(c.mg, row + t.rows),
+                                   column, std::min(c.output_plane, column + t.columns), panel.data());
+    }
+  });
+}
+
+// Dense convs without im2col (conv_kernels.cpp): per (image, group), the input channels into
+// phase planes, the GEMM over taps as B rows into a flattened buffer, then compaction into Y.
+void run_dense(const Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
+  const int64_t per_channel = c.sh * c.sw * c.phase_plane_floats;
+  const int64_t flat_plane = c.oh * c.phase_cols;
+  // The calling thread's buffers; the lambdas below use them through these pointers (a
+  // thread_local named inside a lambda would be the running worker's own).
+  thread_local std::vector<float> planes_buffer, flat_buffer;
+  thread_local std::vector<const float*> b_rows_buffer;
+  planes_buffer.resize(static_cast<size_t>(c.cg * per_channel));
+  flat_buffer.resize(static_cast<size_t>(c.mg * flat_plane));
+  b_rows_buffer.resize(static_cast<size_t>(c.kernel_columns));
+  float* const planes = planes_buffer.data();
+  float* const flat = flat_buffer.data();
+  const float** const b_rows = b_rows_buffer.data();
+  // Tap (ch, ky, kx), row ch * kh * kw + ky * kw + kx of the weights, reads its channel's phase
+  // plane (ky*dh % sh, kx*dw % sw) from row ky*dh / sh, column kx*dw / sw on.
+  for (int64_t ch = 0; ch < c.cg; ++ch) {
+    for (int64_t ky = 0; ky < c.kh; ++ky) {
+      for (int64_t kx = 0; kx < c.kw; ++kx) {
+        const int64_t y = ky * c.dh, x = kx * c.dw;
+        const float* phase = planes + ch * per_channel + ((y % c.sh) * c.sw + x % c.sw) * c.phase_plane_floats;
+        b_rows[(ch * c.kh + ky) * c.kw + kx] = phase + (y / c.sh) * c.phase_cols + x / c.sw;
+      }
+    }
+  }
+  const GemmTasks t = split_gemm(1, c.mg, flat_plane, pool != nullptr ? pool->size() : 1);
+  for (int64_t n = 0; n < c.batch; ++n) {
+    for (int64_t g = 0; g < c.group; ++g) {
+      parallel_for(pool, c.cg, 1,
+                   [&](int64_t begin, int64_t end) { kernels.conv_phase_planes(c, n, g, begin, end, planes); });
+      parallel_for(pool, t.per_plane(), 1, [&](int64_t begin, int64_t end) {
+        thread_local std::vector<float> panel;
+        panel.resize(static_cast<size_t>(c.kernel_columns * kGemmPanelColumns));
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t row = (task % t.row_blocks) * t.rows;
+          const int64_t column = (task / t.row_blocks) * t.columns;
+          kernels.conv_dense_block(c, b_rows, g, row, std::min(c.mg, row + t.rows), column,
+                                   std::min(flat_plane, column + t.columns), flat, panel.data());
+        }
+      });
+      parallel_for(pool, c.mg, 1,
+                   [&](int64_t begin, int64_t end) { kernels.conv_dense_finish(c, n, g, flat, begin, end); });
+    }
+  }
 }
 
 }  // namespace
@@ -112,34 +169,25 @@ Status cpu_conv(const KernelArgs& args) {
   if (c.output_plane == 0 || c.batch == 0 || c.out_channels == 0) return Status::ok();
   const CpuKernelTable& kernels = cpu_kernel_table();
 
-  if (c.group == c.channels && c.group == c.out_channels && c.sh <= kConvDepthwiseMaxStride &&
-      c.sw <= kConvDepthwiseMaxStride) {
+  // Phase planes (conv_phase_planes.h) are sh x sw per input plane; wider strides are rare enough
+  // for the reference kernel.
+  if (c.sh > kConvPhaseMaxStride || c.sw > kConvPhaseMaxStride) return reference_conv(args);
+  if (c.group == c.channels && c.group == c.out_channels) {
     parallel_for(args.pool, c.batch * c.channels, 1, [&](int64_t begin, int64_t end) {
       thread_local std::vector<float> scratch;
-      if (scratch.size() < static_cast<size_t>(c.dw_scratch_floats))
-        scratch.resize(static_cast<size_t>(c.dw_scratch_floats));
+      if (scratch.size() < static_cast<size_t>(c.depthwise_scratch_floats))
+        scratch.resize(static_cast<size_t>(c.depthwise_scratch_floats));
       kernels.conv_depthwise_planes(c, begin, end, scratch.data());
     });
     return Status::ok();
   }
 
   c.packed_w = packed_weights(c, kernels, args);
-
-  const GemmTasks t = split_gemm(c, args.pool != nullptr ? args.pool->size() : 1);
-  parallel_for(args.pool, t.count(c), 1, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> scratch;
-    // The im2col block, room for a row split into even and odd columns (stride-2 im2col), the
-    // GEMM's edge panel.
-    const int64_t floats = c.kernel_columns * (std::min(t.columns, c.output_plane) + kGemmPanelColumns) + c.iw + 1;
-    if (scratch.size() < static_cast<size_t>(floats)) scratch.resize(static_cast<size_t>(floats));
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t row = (task % t.row_blocks) * t.rows;
-      const int64_t column = (task / t.row_blocks % t.column_blocks) * t.columns;
-      const int64_t image_group = task / t.row_blocks / t.column_blocks;
-      kernels.conv_gemm_block(c, image_group / c.group, image_group % c.group, row, std::min(c.mg, row + t.rows),
-                              column, std::min(c.output_plane, column + t.columns), scratch.data());
-    }
-  });
+  if (c.pointwise) {
+    run_pointwise(c, kernels, args.pool);
+  } else {
+    run_dense(c, kernels, args.pool);
+  }
   return Status::ok();
 }
 

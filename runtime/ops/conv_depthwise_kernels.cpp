@@ -12,6 +12,7 @@
 #include <array>
 
 #include "runtime/ops/conv_epilogue_rows.h"
+#include "runtime/ops/conv_phase_planes.h"
 #include "runtime/ops/cpu_kernel_table.h"
 #include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
 #include "runtime/ops/simd_activation.h"
@@ -25,79 +26,8 @@ namespace {
 
 constexpr int kLanes = simd::kLanes;
 constexpr int kBlock = 4 * kLanes;  // outputs per step: four independent accumulators
-static_assert(kBlock <= kConvDepthwiseSlack, "reads and writes past a plane must stay within its slack");
+static_assert(kBlock <= kConvPhaseSlack, "reads and writes past a plane must stay within its slack");
 constexpr int kMaxTapsPerPass = 32;
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
-// Row i of phase planes (py, px) for every px of this py: dst[px] gets cols floats.
-void fill_phase_rows(const Conv2d& c, const float* in, int64_t py, int64_t i, float* const* dst) {
-  const int64_t cols = c.dw_cols;
-  const int64_t iy = i * c.sh + py - c.ph;
-  if (iy < 0 || iy >= c.ih) {
-    for (int64_t px = 0; px < c.sw; ++px) std::fill(dst[px], dst[px] + cols, 0.0f);
-    return;
-  }
-  const float* row = in + iy * c.iw;
-  // Columns j whose input column j * sw + px - pw lies inside the image, per phase.
-  const auto valid = [&](int64_t px, int64_t& lo, int64_t& hi) {
-    lo = std::clamp<int64_t>(ceil_div(c.pw - px, c.sw), 0, cols);
-    hi = std::clamp<int64_t>(ceil_div(c.iw + c.pw - px, c.sw), lo, cols);
-  };
-  if (c.sw == 2) {
-    // Both phases in one pass over the row: a stride-2 pair the compiler turns into vector
-    // deinterleaves; the columns where only one phase is inside are done one by one.
-    int64_t lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
-    valid(0, lo0, hi0);
-    valid(1, lo1, hi1);
-    const int64_t lo = std::max(lo0, lo1), hi = std::max(std::min(hi0, hi1), lo);
-    float* even = dst[0];
-    float* odd = dst[1];
-    const float* pair = row - c.pw;  // pair[2 * j] is phase 0 of column j, pair[2 * j + 1] phase 1
-    for (int64_t j = 0; j < cols; ++j) {
-      if (j == lo) j = hi;  // the common range is filled below
-      if (j >= cols) break;
-      even[j] = j >= lo0 && j < hi0 ? pair[2 * j] : 0.0f;
-      odd[j] = j >= lo1 && j < hi1 ? pair[2 * j + 1] : 0.0f;
-    }
-    for (int64_t j = lo; j < hi; ++j) {
-      even[j] = pair[2 * j];
-      odd[j] = pair[2 * j + 1];
-    }
-    return;
-  }
-  for (int64_t px = 0; px < c.sw; ++px) {
-    int64_t lo = 0, hi = 0;
-    valid(px, lo, hi);
-    const float* src = row + px - c.pw;  // input column of j: src[j * sw]
-    float* out = dst[px];
-    std::fill(out, out + lo, 0.0f);
-    if (c.sw == 1) {
-      std::copy(src + lo, src + hi, out + lo);
-    } else {
-      for (int64_t j = lo; j < hi; ++j) out[j] = src[j * c.sw];
-    }
-    std::fill(out + hi, out + cols, 0.0f);
-  }
-}
-
-void fill_phase_planes(const Conv2d& c, const float* in, float* scratch) {
-  const int64_t cols = c.dw_cols;
-  float* dst[kConvDepthwiseMaxStride];
-  for (int64_t py = 0; py < c.sh; ++py) {
-    float* const planes = scratch + py * c.sw * c.dw_plane_floats;
-    for (int64_t i = 0; i < c.dw_rows; ++i) {
-      for (int64_t px = 0; px < c.sw; ++px) dst[px] = planes + px * c.dw_plane_floats + i * cols;
-      fill_phase_rows(c, in, py, i, dst);
-    }
-    for (int64_t px = 0; px < c.sw; ++px) {
-      float* const plane = planes + px * c.dw_plane_floats;
-      std::fill(plane + c.dw_rows * cols, plane + c.dw_plane_floats, 0.0f);
-    }
-  }
-}
 
 // acc[f] (+)= sum over taps of weight[t] * source[t][f] for f in [0, count), count rounded up to
 // kBlock; the last pass applies activation K before storing.
@@ -131,9 +61,9 @@ void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
   const int64_t channel = plane % c.channels;
   const float* in = c.x + plane * c.input_plane;
   const float* kernel = c.w + channel * c.kh * c.kw;
-  const int64_t cols = c.dw_cols;
+  const int64_t cols = c.phase_cols;
   fill_phase_planes(c, in, scratch);
-  float* acc = scratch + c.sh * c.sw * c.dw_plane_floats;  // oh * cols outputs, rounded up to kBlock
+  float* acc = scratch + c.sh * c.sw * c.phase_plane_floats;  // oh * cols outputs, rounded up to kBlock
 
   std::array<const float*, kMaxTapsPerPass> sources{};
   std::array<float, kMaxTapsPerPass> weights{};
@@ -161,7 +91,7 @@ void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
     const int64_t y_offset = ky * c.dh;
     for (int64_t kx = 0; kx < c.kw; ++kx) {
       const int64_t x_offset = kx * c.dw;
-      const float* phase = scratch + ((y_offset % c.sh) * c.sw + x_offset % c.sw) * c.dw_plane_floats;
+      const float* phase = scratch + ((y_offset % c.sh) * c.sw + x_offset % c.sw) * c.phase_plane_floats;
       sources[static_cast<size_t>(taps)] = phase + (y_offset / c.sh) * cols + x_offset / c.sw;
       weights[static_cast<size_t>(taps)] = kernel[ky * c.kw + kx];
       ++done;

@@ -2,10 +2,15 @@
 // conv_cpu.cpp plans the work and threads it, conv_depthwise_kernels.cpp has the depthwise path.
 //   pointwise (1x1, stride 1, no padding): Y[n, g] = W[g] (Mg x Cg) * X[n, g] (Cg x H*W), a GEMM
 //     straight on the input planes;
-//   otherwise: im2col of a block of output columns into scratch, then W[g] (Mg x Cg*kh*kw) * col.
+//   dense (any other kernel, stride, dilation or padding): the input channels become phase planes
+//     (conv_phase_planes.h), in which each (channel, ky, kx) tap is one contiguous run, and those
+//     runs are the rows of B: W[g] (Mg x Cg*kh*kw) * B, with no im2col copy. The product covers
+//     oh x phase_cols outputs per channel; the rows are then compacted into Y.
 // Both run the packed micro-kernel of packed_gemm.h, epilogue included.
 #include <algorithm>
 
+#include "runtime/ops/conv_epilogue_rows.h"
+#include "runtime/ops/conv_phase_planes.h"
 #include "runtime/ops/cpu_kernel_table.h"
 #include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
 #include "runtime/ops/packed_gemm.h"
@@ -19,104 +24,17 @@ static_assert(kGemmRowBlockUnit % kGemmTileRows == 0, "row blocks start on a pac
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) {
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
-// The output x range [lo, hi) whose input x = ox * stride + offset lies in [0, width).
-void valid_output_range(int64_t offset, int64_t stride, int64_t width, int64_t out_width, int64_t& lo, int64_t& hi) {
-  lo = std::clamp<int64_t>(ceil_div(-offset, stride), 0, out_width);
-  hi = std::clamp<int64_t>(ceil_div(width - offset, stride), lo, out_width);
-}
-
-// Writes rows (channel, ky, kx) x output columns [begin, end) of group `g`'s im2col matrix of image
-// `n` into `col` (row-major, end - begin columns); out-of-image taps are zero.
-void im2col(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, float* col) {
-  const int64_t width = end - begin;
-  for (int64_t ch = 0; ch < c.cg; ++ch) {
-    const float* in = c.x + (n * c.channels + g * c.cg + ch) * c.input_plane;
-    for (int64_t ky = 0; ky < c.kh; ++ky) {
-      for (int64_t kx = 0; kx < c.kw; ++kx) {
-        float* dst = col + ((ch * c.kh + ky) * c.kw + kx) * width;
-        const int64_t offset = kx * c.dw - c.pw;
-        int64_t lo = 0, hi = 0;
-        valid_output_range(offset, c.sw, c.iw, c.ow, lo, hi);
-        for (int64_t p = begin; p < end;) {
-          const int64_t oy = p / c.ow;
-          const int64_t ox_begin = p % c.ow;
-          const int64_t ox_end = std::min(c.ow, ox_begin + (end - p));
-          float* out = dst + (p - begin) - ox_begin;  // indexed by ox
-          const int64_t iy = oy * c.sh + ky * c.dh - c.ph;
-          if (iy < 0 || iy >= c.ih) {
-            std::fill(out + ox_begin, out + ox_end, 0.0f);
-          } else {
-            const float* in_row = in + iy * c.iw;
-            const int64_t valid_begin = std::clamp(lo, ox_begin, ox_end);
-            const int64_t valid_end = std::clamp(hi, valid_begin, ox_end);
-            std::fill(out + ox_begin, out + valid_begin, 0.0f);
-            if (c.sw == 1) {
-              std::copy(in_row + valid_begin + offset, in_row + valid_end + offset, out + valid_begin);
-            } else {
-              for (int64_t ox = valid_begin; ox < valid_end; ++ox) out[ox] = in_row[ox * c.sw + offset];
-            }
-            std::fill(out + valid_end, out + ox_end, 0.0f);
-          }
-          p += ox_end - ox_begin;
-        }
-      }
-    }
-  }
-}
-
-// im2col for stride 2 without dilation along x (the folded space-to-depth stem, downsampling
-// convolutions). A strided gather per tap would read each input row kw times, one float at a time;
-// instead each input row is split once into its even and odd columns, after which every tap is a
-// contiguous copy from one of the two: input column 2*ox + offset is phase (offset & 1) at
-// ox + (offset - phase) / 2.
-// `col` is followed by room for the two phases of a row (iw + 1 floats).
-void im2col_stride2(const Conv2d& c, int64_t n, int64_t g, int64_t begin, int64_t end, float* col) {
-  const int64_t width = end - begin;
-  const int64_t half = (c.iw + 1) / 2;
-  float* const even = col + c.kernel_columns * width;
-  float* const odd = even + half;
-  for (int64_t ch = 0; ch < c.cg; ++ch) {
-    const float* in = c.x + (n * c.channels + g * c.cg + ch) * c.input_plane;
-    for (int64_t ky = 0; ky < c.kh; ++ky) {
-      for (int64_t p = begin; p < end;) {
-        const int64_t oy = p / c.ow;
-        const int64_t ox_begin = p % c.ow;
-        const int64_t ox_end = std::min(c.ow, ox_begin + (end - p));
-        const int64_t iy = oy * c.sh + ky * c.dh - c.ph;
-        const bool row_inside = iy >= 0 && iy < c.ih;
-        if (row_inside) {
-          const float* in_row = in + iy * c.iw;
-          for (int64_t i = 0; i < c.iw / 2; ++i) {
-            even[i] = in_row[2 * i];
-            odd[i] = in_row[2 * i + 1];
-          }
-          if (c.iw % 2 != 0) even[half - 1] = in_row[c.iw - 1];
-        }
-        for (int64_t kx = 0; kx < c.kw; ++kx) {
-          float* out = col + ((ch * c.kh + ky) * c.kw + kx) * width + (p - begin) - ox_begin;  // indexed by ox
-          if (!row_inside) {
-            std::fill(out + ox_begin, out + ox_end, 0.0f);
-            continue;
-          }
-          const int64_t offset = kx - c.pw;
-          int64_t lo = 0, hi = 0;
-          valid_output_range(offset, 2, c.iw, c.ow, lo, hi);
-          const int64_t valid_begin = std::clamp(lo, ox_begin, ox_end);
-          const int64_t valid_end = std::clamp(hi, valid_begin, ox_end);
-          const int64_t phase = offset & 1;
-          const float* src = (phase != 0 ? odd : even) + (offset - phase) / 2;
-          std::fill(out + ox_begin, out + valid_begin, 0.0f);
-          std::copy(src + valid_begin, src + valid_end, out + valid_begin);
-          std::fill(out + valid_end, out + ox_end, 0.0f);
-        }
-        p += ox_end - ox_begin;
-      }
-    }
-  }
+// Bias, residual and activation of output channels [row_begin, ...) of group g, image n, with the
+// GEMM's output at `y` (row stride ldy) and the residual laid out like Y.
+GemmRowEpilogue row_epilogue(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t column) {
+  GemmRowEpilogue epilogue;
+  epilogue.bias = c.bias != nullptr ? c.bias + g * c.mg + row_begin : nullptr;
+  epilogue.residual = c.residual != nullptr
+                          ? c.residual + (n * c.out_channels + g * c.mg + row_begin) * c.output_plane + column
+                          : nullptr;
+  epilogue.ldr = c.output_plane;
+  epilogue.activation = c.epilogue;
+  return epilogue;
 }
 
 }  // namespace
@@ -132,31 +50,55 @@ void conv_pack_weights(const Conv2d& c, float* packed) {
   }
 }
 
-void conv_gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin,
-                     int64_t end, float* scratch) {
+void conv_pointwise_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin,
+                          int64_t end, float* panel) {
   const int64_t k = c.kernel_columns;
-  const int64_t width = end - begin;
-  const int64_t rows = row_end - row_begin;
-  const int64_t output_offset = (n * c.out_channels + g * c.mg + row_begin) * c.output_plane + begin;
+  // Packed tiles are kGemmTileRows rows each and row_begin is a multiple of it.
+  const float* packed = c.packed_w + g * packed_gemm_a_floats(c.mg, k) + row_begin * k;
+  packed_gemm(packed, row_end - row_begin, k, c.x + (n * c.channels + g * c.cg) * c.input_plane + begin, c.input_plane,
+              c.y + (n * c.out_channels + g * c.mg + row_begin) * c.output_plane + begin, c.output_plane, end - begin,
+              row_epilogue(c, n, g, row_begin, begin), panel);
+}
+
+void conv_phase_planes(const Conv2d& c, int64_t n, int64_t g, int64_t channel_begin, int64_t channel_end,
+                       float* planes) {
+  const int64_t per_channel = c.sh * c.sw * c.phase_plane_floats;
+  for (int64_t ch = channel_begin; ch < channel_end; ++ch) {
+    fill_phase_planes(c, c.x + (n * c.channels + g * c.cg + ch) * c.input_plane, planes + ch * per_channel);
+  }
+}
+
+void conv_dense_block(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,
+                      int64_t begin, int64_t end, float* flat, float* panel) {
+  const int64_t k = c.kernel_columns;
+  const float* packed = c.packed_w + g * packed_gemm_a_floats(c.mg, k) + row_begin * k;
+  // The flattened product has no residual layout: a residual added before the activation leaves
+  // the activation to conv_dense_finish too.
   GemmRowEpilogue epilogue;
   epilogue.bias = c.bias != nullptr ? c.bias + g * c.mg + row_begin : nullptr;
-  epilogue.residual = c.residual != nullptr ? c.residual + output_offset : nullptr;
-  epilogue.ldr = c.output_plane;
-  epilogue.activation = c.epilogue;
-  // Packed tiles are kGemmTileRows rows each and row_begin is a multiple of it (cpu_kernel_table.h).
-  const float* packed = c.packed_w + g * packed_gemm_a_floats(c.mg, k) + row_begin * k;
-  if (c.pointwise) {
-    packed_gemm(packed, rows, k, c.x + (n * c.channels + g * c.cg) * c.input_plane + begin, c.input_plane,
-                c.y + output_offset, c.output_plane, width, epilogue, scratch);
-    return;
+  const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
+  if (!residual_first) epilogue.activation = c.epilogue;
+  const int64_t flat_plane = c.oh * c.phase_cols;
+  packed_gemm_indirect(packed, row_end - row_begin, k, b_rows, begin, flat + row_begin * flat_plane + begin, flat_plane,
+                       end - begin, epilogue, panel);
+}
+
+void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t row_begin, int64_t row_end) {
+  const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
+  const int64_t flat_plane = c.oh * c.phase_cols;
+  for (int64_t m = row_begin; m < row_end; ++m) {
+    const int64_t plane = (n * c.out_channels + g * c.mg + m) * c.output_plane;
+    for (int64_t oy = 0; oy < c.oh; ++oy) {
+      float* row = c.y + plane + oy * c.ow;
+      std::copy_n(flat + m * flat_plane + oy * c.phase_cols, c.ow, row);
+      const float* residual = c.residual != nullptr ? c.residual + plane + oy * c.ow : nullptr;
+      if (residual_first) {
+        finish_row(c.epilogue, row, residual, c.ow);
+      } else if (residual != nullptr) {
+        add_row(row, residual, c.ow);
+      }
+    }
   }
-  if (c.sw == 2 && c.dw == 1) {
-    im2col_stride2(c, n, g, begin, end, scratch);
-  } else {
-    im2col(c, n, g, begin, end, scratch);
-  }
-  float* const panel = scratch + k * width + c.iw + 1;
-  packed_gemm(packed, rows, k, scratch, width, c.y + output_offset, c.output_plane, width, epilogue, panel);
 }
 
 }  // namespace edgefuse::EF_ISA_NAMESPACE

@@ -29,11 +29,12 @@ struct Conv2d {
   int64_t input_plane;     // ih * iw
   int64_t output_plane;    // oh * ow
   bool pointwise;          // 1x1 kernel, stride 1, no padding: the input is already the im2col matrix
-  // Depthwise (conv_depthwise_kernels.cpp): each plane as sh x sw phase planes of dw_rows x dw_cols
-  // (oh + (kh - 1) * dh / sh, ow + (kw - 1) * dw / sw), each dw_plane_floats long with its slack
-  // (dw_rows * dw_cols + dw_cols + kConvDepthwiseSlack), then the oh x dw_cols outputs (+ slack):
-  // dw_scratch_floats per thread in all.
-  int64_t dw_rows, dw_cols, dw_plane_floats, dw_scratch_floats;
+  // Phase planes (conv_phase_planes.h), for depthwise and dense convs: each input plane as sh x sw
+  // planes of phase_rows x phase_cols (oh + (kh - 1) * dh / sh, ow + (kw - 1) * dw / sw), each
+  // phase_plane_floats long with its slack (phase_rows * phase_cols + phase_cols + kConvPhaseSlack).
+  // Depthwise needs depthwise_scratch_floats per thread: one plane's phase planes, then its
+  // oh x phase_cols outputs (+ slack).
+  int64_t phase_rows, phase_cols, phase_plane_floats, depthwise_scratch_floats;
   const float* x;
   const float* w;
   const float* packed_w;  // GEMM paths: w as conv_pack_weights packed it
@@ -71,30 +72,40 @@ struct MaxPool2d {
 
 // Floats a depthwise kernel of any level may read or write past the end of a phase plane's
 // flattened outputs (it steps 4 vectors at a time, 64 floats with AVX-512).
-inline constexpr int64_t kConvDepthwiseSlack = 64;
-// Depthwise convs with a larger stride (one phase plane per stride_h x stride_w) take the GEMM path.
-inline constexpr int64_t kConvDepthwiseMaxStride = 4;
+inline constexpr int64_t kConvPhaseSlack = 64;
+// Convs with a larger stride (sh x sw phase planes per input plane) take the reference kernel.
+inline constexpr int64_t kConvPhaseMaxStride = 4;
 
 // At least the widest GEMM tile of any level (48 columns with AVX-512, packed_gemm.h).
 inline constexpr int64_t kGemmPanelColumns = 64;
-// conv_gemm_block's row blocks start at multiples of this (every level's tile height divides it).
+// GEMM row blocks start at multiples of this (every level's tile height divides it).
 inline constexpr int64_t kGemmRowBlockUnit = 16;
 
 struct CpuKernelTable {
   CpuIsa isa;
   // Depthwise Conv (group == channels == out_channels): the (n, c) planes [begin, end);
-  // `scratch` holds c.dw_scratch_floats.
+  // `scratch` holds c.depthwise_scratch_floats.
   void (*conv_depthwise_planes)(const Conv2d& c, int64_t begin, int64_t end, float* scratch);
   // Floats conv_pack_weights writes: the weights in this level's GEMM tile layout (packed_gemm.h).
   int64_t (*conv_packed_weight_floats)(const Conv2d& c);
   void (*conv_pack_weights)(const Conv2d& c, float* packed);
-  // Output channels [row_begin, row_end) (within the group; row_begin a multiple of
-  // kGemmRowBlockUnit) and columns [begin, end) of group g of image n, bias, residual and epilogue
-  // included, with c.packed_w set. `scratch` holds kernel_columns * (end - begin + kGemmPanelColumns)
-  // + iw + 1 floats: the im2col block (not when c.pointwise), a row split by phase, the GEMM's edge
-  // panel.
-  void (*conv_gemm_block)(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin,
-                          int64_t end, float* scratch);
+  // Pointwise Conv (c.pointwise), with c.packed_w set: output channels [row_begin, row_end) of
+  // group g (row_begin a multiple of kGemmRowBlockUnit) and columns [begin, end) of image n, bias,
+  // residual and epilogue included. `panel` holds kernel_columns * kGemmPanelColumns floats.
+  void (*conv_pointwise_block)(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin,
+                               int64_t end, float* panel);
+  // Dense Conv (any other group conv), in three steps per (n, g):
+  // input channels [channel_begin, channel_end) of the group into their phase planes, channel ch at
+  // planes + ch * sh * sw * phase_plane_floats;
+  void (*conv_phase_planes)(const Conv2d& c, int64_t n, int64_t g, int64_t channel_begin, int64_t channel_end,
+                            float* planes);
+  // output channels [row_begin, row_end) and flattened columns [begin, end) of oh * phase_cols into
+  // `flat` (mg rows of oh * phase_cols), B's row kk being b_rows[kk] (the phase-plane run of tap kk);
+  void (*conv_dense_block)(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,
+                           int64_t begin, int64_t end, float* flat, float* panel);
+  // output channels [row_begin, row_end) of `flat` compacted into Y, residual added.
+  void (*conv_dense_finish)(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t row_begin,
+                            int64_t row_end);
   // out[i] = op(in[i]) for i < count; in == out is allowed.
   void (*unary_f32)(const UnaryF32& op, const float* in, float* out, int64_t count);
   // out[i] = op(a[i * stride_a], b[i * stride_b]) for i < count, strides 0 or 1; op is one of
@@ -114,16 +125,22 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
 }  // namespace edgefuse
 
 // Declares the kernels of one ISA namespace (edgefuse::<isa>), as each per-ISA source defines them.
-#define EF_DECLARE_CPU_KERNELS(isa)                                                                              \
-  namespace edgefuse::isa {                                                                                      \
-  void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* scratch);                       \
-  int64_t conv_packed_weight_floats(const Conv2d& c);                                                            \
-  void conv_pack_weights(const Conv2d& c, float* packed);                                                        \
-  void conv_gemm_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin, \
-                       int64_t end, float* scratch);                                                             \
-  void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count);                                \
-  void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out,     \
-                  int64_t count);                                                                                \
-  void gemm_f32(const GemmF32& g, int64_t row, int64_t count);                                                   \
-  void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* rows);                             \
+#define EF_DECLARE_CPU_KERNELS(isa)                                                                                   \
+  namespace edgefuse::isa {                                                                                           \
+  void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* scratch);                            \
+  int64_t conv_packed_weight_floats(const Conv2d& c);                                                                 \
+  void conv_pack_weights(const Conv2d& c, float* packed);                                                             \
+  void conv_pointwise_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin, \
+                            int64_t end, float* panel);                                                               \
+  void conv_phase_planes(const Conv2d& c, int64_t n, int64_t g, int64_t channel_begin, int64_t channel_end,           \
+                         float* planes);                                                                              \
+  void conv_dense_block(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,   \
+                        int64_t begin, int64_t end, float* flat, float* panel);                                       \
+  void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t row_begin,                 \
+                         int64_t row_end);                                                                            \
+  void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count);                                     \
+  void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out,          \
+                  int64_t count);                                                                                     \
+  void gemm_f32(const GemmF32& g, int64_t row, int64_t count);                                                        \
+  void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* rows);                                  \
   }

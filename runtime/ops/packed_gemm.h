@@ -44,5 +44,8 @@ struct GemmRowEpilogue {
 // number of tiles.
 void packed_gemm(const float* packed_a, int64_t m, int64_t k, const float* b, int64_t ldb, float* y, int64_t ldy,
                  int64_t n, const GemmRowEpilogue& epilogue, float* panel);
+// The same with B's rows anywhere: row kk is b_rows[kk] + b_offset, n floats.
+void packed_gemm_indirect(const float* packed_a, int64_t m, int64_t k, const float* const* b_rows, int64_t b_offset,
+                          float* y, int64_t ldy, int64_t n, const GemmRowEpilogue& epilogue, float* panel);
 
 }  // namespace edgefuse::EF_ISA_NAMESPACE

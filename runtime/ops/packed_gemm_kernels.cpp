@@ -15,16 +15,26 @@ constexpr int kVectors = kGemmTileVectors;
 constexpr int kColumns = kGemmTileColumns;
 constexpr int kLanes = simd::kLanes;
 
+// B's rows: evenly spaced (a matrix, NCHW input planes) or anywhere (phase-plane taps).
+struct StridedRows {
+  const float* base;
+  int64_t stride;
+  const float* row(int64_t k) const { return base + k * stride; }
+};
+struct IndirectRows {
+  const float* const* rows;
+  int64_t offset;
+  const float* row(int64_t k) const { return rows[k] + offset; }
+};
+
 // One register tile: C [kRows, kColumns] (row stride ldc) = bias + A tile * B [k, kColumns], then
 // the residual (row stride ldr; nullptr when absent) and activation K, all on the accumulators,
 // which stay in registers across the k loop (the loops below unroll completely).
-// With kPrefetch, the same rows of the next column block (`next`, row stride ldb) are requested
-// into cache meanwhile: B's rows are up to hundreds of KB apart, too many streams for the
-// hardware prefetchers to follow.
-template <ConvEpilogue::Kind K, bool kPrefetch>
-inline void tile_product(const float* a_tile, int64_t k, const float* b, int64_t ldb, const float* next,
-                         const float* bias, const float* residual, int64_t ldr, const ConvEpilogue& activation,
-                         float* c, int64_t ldc) {
+// With kPrefetch, the same rows of the next column block are requested into cache meanwhile: B's
+// rows are up to hundreds of KB apart, too many streams for the hardware prefetchers to follow.
+template <ConvEpilogue::Kind K, bool kPrefetch, typename Rows>
+inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t column, const float* bias,
+                         const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc) {
   simd::Vec acc[kRows][kVectors];
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) {
@@ -33,9 +43,9 @@ inline void tile_product(const float* a_tile, int64_t k, const float* b, int64_t
     for (int v = 0; v < kVectors; ++v) acc[r][v] = init;
   }
   for (int64_t kk = 0; kk < k; ++kk) {
-    const float* b_row = b + kk * ldb;
+    const float* b_row = b.row(kk) + column;
     if constexpr (kPrefetch) {
-      for (int line = 0; line < kColumns; line += 16) __builtin_prefetch(next + kk * ldb + line);
+      for (int line = 0; line < kColumns; line += 16) __builtin_prefetch(b_row + kColumns + line);
     }
     simd::Vec b_vec[kVectors];
 #pragma GCC unroll 4
@@ -75,9 +85,9 @@ inline void tile_product(const float* a_tile, int64_t k, const float* b, int64_t
   }
 }
 
-template <ConvEpilogue::Kind K>
-void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const float* b, int64_t ldb, float* y, int64_t ldy,
-                      int64_t n, const GemmRowEpilogue& epilogue, float* panel) {
+template <ConvEpilogue::Kind K, typename Rows>
+void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b, float* y, int64_t ldy, int64_t n,
+                      const GemmRowEpilogue& epilogue, float* panel) {
   // A column block narrower than a tile is copied into a zero-padded panel; a tile with rows past
   // m or columns past n is computed into `partial` without residual or activation, and only its
   // valid part copied out and finished row by row.
@@ -86,16 +96,15 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const float* 
   const int64_t tiles = (m + kRows - 1) / kRows;
   for (int64_t column = 0; column < n; column += kColumns) {
     const int64_t width = std::min<int64_t>(kColumns, n - column);
-    const float* b_block = b + column;
-    int64_t b_stride = ldb;
-    if (width < kColumns) {
+    // Whole blocks read B in place; the last, narrow one from a zero-padded copy.
+    const bool narrow = width < kColumns;
+    if (narrow) {
       for (int64_t kk = 0; kk < k; ++kk) {
-        std::copy_n(b + kk * ldb + column, width, panel + kk * kColumns);
+        std::copy_n(b.row(kk) + column, width, panel + kk * kColumns);
         std::fill(panel + kk * kColumns + width, panel + (kk + 1) * kColumns, 0.0f);
       }
-      b_block = panel;
-      b_stride = kColumns;
     }
+    const StridedRows panel_rows{panel, kColumns};
     for (int64_t tile = 0; tile < tiles; ++tile) {
       const int64_t row = tile * kRows;
       const int64_t rows = std::min<int64_t>(kRows, m - row);
@@ -108,16 +117,18 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const float* 
         // The first tile of a block fetches the next block's B rows (the first partial block has its panel).
         const bool prefetch = tile == 0 && column + 2 * kColumns <= n;
         if (prefetch) {
-          tile_product<K, true>(a_tile, k, b_block, b_stride, b_block + kColumns, bias, residual, epilogue.ldr,
-                                epilogue.activation, out, ldy);
+          tile_product<K, true>(a_tile, k, b, column, bias, residual, epilogue.ldr, epilogue.activation, out, ldy);
         } else {
-          tile_product<K, false>(a_tile, k, b_block, b_stride, nullptr, bias, residual, epilogue.ldr,
-                                 epilogue.activation, out, ldy);
+          tile_product<K, false>(a_tile, k, b, column, bias, residual, epilogue.ldr, epilogue.activation, out, ldy);
         }
         continue;
       }
-      tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, b_block, b_stride, nullptr, bias, nullptr, 0, none,
-                                                     partial, kColumns);
+      if (narrow) {
+        tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, panel_rows, 0, bias, nullptr, 0, none, partial,
+                                                       kColumns);
+      } else {
+        tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, b, column, bias, nullptr, 0, none, partial, kColumns);
+      }
       // The activation on whole vectors of `partial` (its columns past `width` are computed and
       // dropped), the residual on the valid part only.
       const bool residual_first = residual != nullptr && !epilogue.activation.residual_after_activation;
@@ -151,7 +162,14 @@ void pack_gemm_a(const float* a, int64_t m, int64_t k, int64_t lda, float* packe
 void packed_gemm(const float* packed_a, int64_t m, int64_t k, const float* b, int64_t ldb, float* y, int64_t ldy,
                  int64_t n, const GemmRowEpilogue& epilogue, float* panel) {
   simd::dispatch_activation(epilogue.activation.kind, [&](auto kind) {
-    packed_gemm_with<decltype(kind)::value>(packed_a, m, k, b, ldb, y, ldy, n, epilogue, panel);
+    packed_gemm_with<decltype(kind)::value>(packed_a, m, k, StridedRows{b, ldb}, y, ldy, n, epilogue, panel);
+  });
+}
+
+void packed_gemm_indirect(const float* packed_a, int64_t m, int64_t k, const float* const* b_rows, int64_t b_offset,
+                          float* y, int64_t ldy, int64_t n, const GemmRowEpilogue& epilogue, float* panel) {
+  simd::dispatch_activation(epilogue.activation.kind, [&](auto kind) {
+    packed_gemm_with<decltype(kind)::value>(packed_a, m, k, IndirectRows{b_rows, b_offset}, y, ldy, n, epilogue, panel);
   });
 }
 

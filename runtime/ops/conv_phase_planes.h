@@ -1,0 +1,24 @@
+// A Conv input plane rearranged so that every kernel tap reads one contiguous run, whatever the
+// stride, dilation and padding: sh x sw zero-padded phase planes of phase_rows x phase_cols,
+//   Q[py][px][i][j] = padded input[i * sh + py][j * sw + px],
+// in which output (oy, ox) reads tap (ky, kx) at
+//   Q[ky*dh % sh][kx*dw % sw][oy + ky*dh / sh][ox + kx*dw / sw].
+// Flattening (oy, ox) as oy * phase_cols + ox, each tap is the plane's flattened data from a fixed
+// offset on: the depthwise kernel reads it directly, the dense (im2col-free) Conv uses the offsets
+// as the rows of its GEMM's B matrix. Each of the ow..phase_cols - 1 columns per row is computed
+// and dropped. Geometry in Conv2d (cpu_kernel_table.h).
+// Per-ISA (isa_namespace.h): include from per-ISA sources only.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/ops/cpu_kernel_table.h"
+#include "runtime/ops/isa_namespace.h"
+
+namespace edgefuse::EF_ISA_NAMESPACE {
+
+// The sh * sw phase planes of input plane `in` into `planes`, each c.phase_plane_floats long
+// (phase_rows * phase_cols, then zeros).
+void fill_phase_planes(const Conv2d& c, const float* in, float* planes);
+
+}  // namespace edgefuse::EF_ISA_NAMESPACE
