@@ -107,7 +107,7 @@ void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
   const float* residual = c.residual != nullptr ? c.residual + plane * c.output_plane : nullptr;
   for (int64_t oy = 0; oy < c.oh; ++oy) {
     float* row = out + oy * c.ow;
-    std::copy_n(acc + oy * cols, c.ow, row);
+    simd::copy(row, acc + oy * cols, c.ow);
     const float* residual_row = residual != nullptr ? residual + oy * c.ow : nullptr;
     if (residual_first) {
       finish_row(c.epilogue, row, residual_row, c.ow);

@@ -14,6 +14,7 @@
 #include "runtime/ops/cpu_kernel_table.h"
 #include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
 #include "runtime/ops/packed_gemm.h"
+#include "runtime/ops/simd_packet.h"
 
 EF_DECLARE_CPU_KERNELS(EF_ISA_NAMESPACE)
 
@@ -90,7 +91,7 @@ void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat,
     const int64_t plane = (n * c.out_channels + g * c.mg + m) * c.output_plane;
     for (int64_t oy = 0; oy < c.oh; ++oy) {
       float* row = c.y + plane + oy * c.ow;
-      std::copy_n(flat + m * flat_plane + oy * c.phase_cols, c.ow, row);
+      simd::copy(row, flat + m * flat_plane + oy * c.phase_cols, c.ow);
       const float* residual = c.residual != nullptr ? c.residual + plane + oy * c.ow : nullptr;
       if (residual_first) {
         finish_row(c.epilogue, row, residual, c.ow);

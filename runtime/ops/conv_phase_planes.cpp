@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
+#include "runtime/ops/simd_packet.h"
 
 namespace edgefuse::EF_ISA_NAMESPACE {
 
@@ -18,7 +19,7 @@ void fill_phase_rows(const Conv2d& c, const float* in, int64_t py, int64_t i, fl
   const int64_t cols = c.phase_cols;
   const int64_t iy = i * c.sh + py - c.ph;
   if (iy < 0 || iy >= c.ih) {
-    for (int64_t px = 0; px < c.sw; ++px) std::fill(dst[px], dst[px] + cols, 0.0f);
+    for (int64_t px = 0; px < c.sw; ++px) simd::fill_zero(dst[px], cols);
     return;
   }
   const float* row = in + iy * c.iw;
@@ -54,13 +55,13 @@ void fill_phase_rows(const Conv2d& c, const float* in, int64_t py, int64_t i, fl
     valid(px, lo, hi);
     const float* src = row + px - c.pw;  // input column of j: src[j * sw]
     float* out = dst[px];
-    std::fill(out, out + lo, 0.0f);
+    simd::fill_zero(out, lo);
     if (c.sw == 1) {
-      std::copy(src + lo, src + hi, out + lo);
+      simd::copy(out + lo, src + lo, hi - lo);
     } else {
       for (int64_t j = lo; j < hi; ++j) out[j] = src[j * c.sw];
     }
-    std::fill(out + hi, out + cols, 0.0f);
+    simd::fill_zero(out + hi, cols - hi);
   }
 }
 

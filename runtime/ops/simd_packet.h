@@ -4,6 +4,8 @@
 // Include after isa_eigen.h, from per-ISA sources only.
 #pragma once
 
+#include <cstdint>
+
 #include <Eigen/Core>
 
 #include "runtime/ops/isa_namespace.h"
@@ -42,6 +44,27 @@ inline Vec add(Vec a, Vec b) {
 // a * b + c, fused where the level has FMA.
 inline Vec fma(Vec a, Vec b, Vec c) {
   return Eigen::internal::pmadd(a, b, c);
+}
+
+// dst[0, n) = src[0, n) for short runs (image rows) without a library call per row: whole vectors,
+// then one last vector overlapping the previous one. dst and src must not overlap.
+inline void copy(float* dst, const float* src, int64_t n) {
+  if (n < kLanes) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+    return;
+  }
+  for (int64_t i = 0; i + kLanes <= n; i += kLanes) store(dst + i, load(src + i));
+  store(dst + n - kLanes, load(src + n - kLanes));
+}
+
+// dst[0, n) = 0, as copy().
+inline void fill_zero(float* dst, int64_t n) {
+  if (n < kLanes) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = 0.0f;
+    return;
+  }
+  for (int64_t i = 0; i + kLanes <= n; i += kLanes) store(dst + i, zero());
+  store(dst + n - kLanes, zero());
 }
 
 }  // namespace edgefuse::EF_ISA_NAMESPACE::simd
