@@ -50,11 +50,22 @@ ThreadPool::~ThreadPool() {
   for (auto& worker : workers_) worker.join();
 }
 
-void ThreadPool::run_chunks() {
+void ThreadPool::run_chunks(uint32_t generation) {
   for (;;) {
-    const int64_t begin = next_chunk_start_.fetch_add(chunk_, std::memory_order_relaxed);
-    if (begin >= job_size_) return;
+    uint64_t state = claims_.load(std::memory_order_acquire);
+    uint64_t index = 0, count = 0;
+    do {
+      if (static_cast<uint32_t>(state >> 32) != generation) return;  // a later job has started
+      count = (state >> 16) & 0xffff;
+      index = state & 0xffff;
+      if (index >= count) return;
+    } while (!claims_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire));
+    const int64_t begin = static_cast<int64_t>(index) * chunk_;
     (*job_)(begin, std::min(begin + chunk_, job_size_));
+    if (chunks_done_.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<int64_t>(count)) {
+      std::lock_guard<std::mutex> lock(mutex_);  // pairs with the blocking wait in parallel_for
+      done_cv_.notify_one();
+    }
   }
 }
 
@@ -71,11 +82,7 @@ void ThreadPool::worker_loop(int /*index*/) {
     }
     if (stopping_.load(std::memory_order_acquire)) return;
     seen_generation = generation_.load(std::memory_order_acquire);
-    run_chunks();
-    if (pending_workers_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard<std::mutex> lock(mutex_);  // pairs with the blocking wait in parallel_for
-      done_cv_.notify_one();
-    }
+    run_chunks(static_cast<uint32_t>(seen_generation));
   }
 }
 
@@ -87,20 +94,23 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     fn(0, n);
     return;
   }
-  // A few chunks per thread balances uneven chunk cost without much contention.
-  const int64_t target_chunks = std::min<int64_t>(max_chunks, static_cast<int64_t>(size()) * 4);
+  // A few chunks per thread balances uneven chunk cost without much contention (and a count that
+  // fits the 16 bits of claims_).
+  const int64_t target_chunks = std::min<int64_t>({max_chunks, static_cast<int64_t>(size()) * 4, 0xffff});
   job_ = &fn;
   job_size_ = n;
   chunk_ = (n + target_chunks - 1) / target_chunks;
-  next_chunk_start_.store(0, std::memory_order_relaxed);
-  pending_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  const auto chunks = static_cast<uint64_t>((n + chunk_ - 1) / chunk_);
+  chunks_done_.store(0, std::memory_order_relaxed);
+  const uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  claims_.store((generation & 0xffffffffu) << 32 | chunks << 16, std::memory_order_release);
   {
     std::lock_guard<std::mutex> lock(mutex_);  // a worker about to block re-checks under this lock
-    generation_.fetch_add(1, std::memory_order_release);
+    generation_.store(generation, std::memory_order_release);
   }
   start_cv_.notify_all();
-  run_chunks();
-  auto all_done = [&] { return pending_workers_.load(std::memory_order_acquire) == 0; };
+  run_chunks(static_cast<uint32_t>(generation));
+  auto all_done = [&] { return chunks_done_.load(std::memory_order_acquire) == static_cast<int64_t>(chunks); };
   if (!spin_until(all_done)) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_cv_.wait(lock, all_done);

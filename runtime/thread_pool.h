@@ -5,6 +5,12 @@
 // (a futex round trip, tens of microseconds on a VM) would cost more than many kernels do. Idle
 // workers therefore spin for a short while (kSpinMicroseconds) watching for the next job before
 // they block, and chunks are handed out with an atomic counter.
+//
+// A job is done when its chunks are, not when every worker has checked in: on a camera box other
+// processes (video decode) share the cores, and a worker that is not scheduled when a job starts
+// must not hold the caller, which then runs the chunks itself. Chunks are claimed from one atomic
+// word holding the job's generation, its chunk count and the next chunk, so a worker waking late
+// finds its job over and takes nothing from the next one.
 #pragma once
 
 #include <atomic>
@@ -35,20 +41,23 @@ class ThreadPool {
 
  private:
   void worker_loop(int index);
-  void run_chunks();
+  // Runs chunks of the job of `generation` until none is left or a later job has started.
+  void run_chunks(uint32_t generation);
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;  // only for blocking waits; the fast path is lock-free
   std::condition_variable start_cv_;
   std::condition_variable done_cv_;
-  // Job description: written by parallel_for before it bumps generation_ (release), read by
-  // workers after they see the new generation (acquire).
+  // Job description: written by parallel_for before it publishes claims_ (release), read by a
+  // thread only after it claimed a chunk of that job (acquire); the job cannot end, and these be
+  // rewritten, before that chunk is done.
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_size_ = 0;
   int64_t chunk_ = 0;
-  std::atomic<int64_t> next_chunk_start_{0};
-  std::atomic<int> pending_workers_{0};
-  std::atomic<uint64_t> generation_{0};
+  // generation (32 bits) | chunk count (16) | next chunk to claim (16).
+  std::atomic<uint64_t> claims_{0};
+  std::atomic<int64_t> chunks_done_{0};
+  std::atomic<uint64_t> generation_{0};  // wakes workers; its low 32 bits are the job's generation
   std::atomic<bool> stopping_{false};
 };
 
