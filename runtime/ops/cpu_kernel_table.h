@@ -25,10 +25,10 @@ namespace edgefuse {
 struct Conv2d {
   int64_t batch, channels, out_channels, group, cg, mg;
   int64_t ih, iw, kh, kw, sh, sw, dh, dw, ph, pw, oh, ow;
-  int64_t kernel_columns;  // cg * kh * kw: rows of one group's im2col matrix
+  int64_t kernel_columns;  // cg * kh * kw: the GEMM's depth (one row of B per tap)
   int64_t input_plane;     // ih * iw
   int64_t output_plane;    // oh * ow
-  bool pointwise;          // 1x1 kernel, stride 1, no padding: the input is already the im2col matrix
+  bool pointwise;          // 1x1 kernel, stride 1, no padding: the input planes are B's rows
   // Phase planes (conv_phase_planes.h), for depthwise and dense convs: each input plane as sh x sw
   // planes of phase_rows x phase_cols (oh + (kh - 1) * dh / sh, ow + (kw - 1) * dw / sw), each
   // phase_plane_floats long with its slack (phase_rows * phase_cols + phase_cols + kConvPhaseSlack).

@@ -1,5 +1,6 @@
 // The f32 GEMM micro-kernel behind Conv on the CPU (1x1 convs directly on the NCHW input, others
-// on an im2col block), with Conv's epilogue applied to each register tile before it leaves cache.
+// on phase-plane runs for other kernels), with Conv's epilogue applied to each register tile before
+// it leaves cache.
 //
 //   Y[m, n] = A[m, k] * B[k, n] + bias[m], then residual and activation (conv_epilogue.h)
 //

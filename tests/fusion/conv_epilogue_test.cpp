@@ -1,6 +1,6 @@
 // The Conv epilogue (fused_activation): a fused Conv, with the optimised and the reference
 // kernel, against the unfused Conv followed by the standalone activation op, over the conv
-// kernel's paths (pointwise GEMM, im2col GEMM, depthwise, grouped, 1-D, 3-D reference fallback),
+// kernel's paths (pointwise GEMM, dense phase-plane GEMM, depthwise, grouped, 1-D, 3-D reference fallback),
 // without a fused residual (Conv input 3), with one added before the activation, and with one
 // added after it (fused_residual_after_activation).
 #include <doctest/doctest.h>

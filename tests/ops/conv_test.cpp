@@ -112,14 +112,14 @@ const std::vector<ConvCase>& conv_cases() {
       // dense 1x1 (direct GEMM), odd channels, batch 2
       {2, 17, 7, 13, 5, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", true},
       {1, 3, 1, 127, 5, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", false},
-      // 1x1 with stride 2 or padding goes through im2col
+      // 1x1 with stride 2 or padding goes through the dense (phase-plane) path
       {1, 5, 13, 7, 3, 1, 1, 1, 2, 2, 1, 1, {0, 0, 0, 0}, "", true},
       {1, 5, 7, 7, 3, 1, 1, 1, 1, 1, 1, 1, {1, 0, 0, 1}, "", true},
       // dense 3x3 stride 1 and 2, wide rows
       {1, 3, 13, 127, 17, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
       {2, 5, 13, 13, 7, 3, 3, 1, 2, 2, 1, 1, {1, 1, 1, 1}, "", true},
       {1, 3, 127, 7, 5, 3, 3, 1, 2, 2, 1, 1, {0, 0, 0, 0}, "", false},
-      // stride 2 along x (the even/odd row split of im2col): the folded space-to-depth stem (6x6, pad 2)
+      // stride 2 along x (even/odd phase planes): the folded space-to-depth stem (6x6, pad 2)
       // on an odd width, and odd kernels with asymmetric pads
       {1, 3, 14, 17, 5, 6, 6, 1, 2, 2, 1, 1, {2, 2, 2, 2}, "", true},
       {1, 4, 11, 12, 3, 3, 5, 1, 2, 2, 1, 1, {0, 3, 1, 0}, "", false},

@@ -52,7 +52,8 @@ struct ConvShape {
   int64_t channels, height, width, out_channels, kernel, stride, group;
 };
 
-// The paths of cpu_conv: pointwise GEMM, im2col GEMM (stride 1 and 2, grouped), depthwise direct.
+// The paths of cpu_conv: pointwise GEMM, dense GEMM over phase planes (stride 1 and 2, grouped),
+// depthwise direct.
 // Odd sizes leave vector remainders; 70x66 spans more than one 4096-column GEMM block.
 const ConvShape kConvShapes[] = {
     {"1x1", 13, 7, 11, 17, 1, 1, 1},
@@ -63,6 +64,9 @@ const ConvShape kConvShapes[] = {
     {"depthwise 3x3 s1", 19, 13, 17, 19, 3, 1, 19},
     {"depthwise 3x3 s2", 19, 13, 17, 19, 3, 2, 19},
     {"depthwise 5x5 s2", 6, 21, 22, 6, 5, 2, 6},
+    {"5x5 s2 dense stem", 3, 23, 21, 10, 5, 2, 1},
+    {"1x1 s2 (dense path)", 6, 9, 11, 7, 1, 2, 1},
+    {"1x1 wide", 40, 26, 26, 33, 1, 1, 1},
 };
 
 const char* const kEpilogues[] = {"", "relu", "leaky_relu", "clip", "sigmoid", "hard_swish", "hard_sigmoid", "silu"};
