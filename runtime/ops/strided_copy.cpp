@@ -62,6 +62,40 @@ void copy_row(const unsigned char* src, int64_t stride, int64_t count, unsigned 
   }
 }
 
+// The last two dims form a transpose: output row r, column c reads source r + c * inner.stride
+// (the row dim is contiguous in the source). Copying row by row would read each output row's
+// elements a source row apart; square tiles keep both sides of each tile in L1 instead.
+void copy_transposed(const unsigned char* source, std::vector<Dim> dims, Dim inner, unsigned char* out,
+                     ThreadPool* pool) {
+  constexpr int64_t kTile = 32;
+  const Dim rows = dims.back();
+  dims.pop_back();
+  int64_t planes = 1;
+  for (const Dim& d : dims) planes *= d.size;
+  const int64_t row_tiles = (rows.size + kTile - 1) / kTile;
+  const auto* src = reinterpret_cast<const uint32_t*>(source);
+  auto* dst = reinterpret_cast<uint32_t*>(out);
+  parallel_for(pool, planes * row_tiles, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      // The source offset of plane `task / row_tiles` from its index over the outer dims.
+      int64_t plane_offset = 0;
+      for (int64_t rest = task / row_tiles, d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+        plane_offset += rest % dims[static_cast<size_t>(d)].size * dims[static_cast<size_t>(d)].stride;
+        rest /= dims[static_cast<size_t>(d)].size;
+      }
+      const uint32_t* plane = src + plane_offset;
+      uint32_t* plane_out = dst + task / row_tiles * rows.size * inner.size;
+      const int64_t r0 = task % row_tiles * kTile, r1 = std::min(rows.size, r0 + kTile);
+      for (int64_t c0 = 0; c0 < inner.size; c0 += kTile) {
+        const int64_t c1 = std::min(inner.size, c0 + kTile);
+        for (int64_t r = r0; r < r1; ++r) {
+          for (int64_t c = c0; c < c1; ++c) plane_out[r * inner.size + c] = plane[r + c * inner.stride];
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void copy_strided(const void* src, int64_t src_offset, std::span<const int64_t> shape,
@@ -79,6 +113,10 @@ void copy_strided(const void* src, int64_t src_offset, std::span<const int64_t> 
   }
   const Dim inner = dims.back();
   dims.pop_back();
+  if (!dims.empty() && dims.back().stride == 1 && inner.stride != 1 && element_size == 4) {
+    copy_transposed(source, dims, inner, out, pool);
+    return;
+  }
   int64_t rows = 1;
   for (const Dim& d : dims) rows *= d.size;
   const int64_t row_bytes = inner.size * static_cast<int64_t>(element_size);

@@ -315,6 +315,40 @@ TEST_CASE("transpose: random permutations of rank 1-5 match a naive index map") 
   }
 }
 
+// Transposes of the last two dims take a tiled path (strided_copy.cpp); these span several 32 x 32
+// tiles with partial edges, with and without outer dims and threads (YOLOX's head: [1, 85, 3549]).
+TEST_CASE("transpose: large transposes of the two innermost dims match a naive index map") {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> perm;
+  };
+  const Case cases[] = {{{1, 85, 133}, {0, 2, 1}},
+                        {{2, 3, 40, 70}, {0, 1, 3, 2}},
+                        {{3, 33, 65}, {0, 2, 1}},
+                        {{70, 45}, {1, 0}},
+                        {{5, 64, 31}, {2, 0, 1}}};
+  std::mt19937 rng(17);
+  ThreadPool pool(2);
+  for (const Case& c : cases) {
+    const Tensor data = random_tensor(DType::kF32, c.shape, rng, -10, 10);
+    Node node = make_node(OpKind::kTranspose, 1);
+    node.attrs.set("perm", c.perm);
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      auto result = run_op(node, {&data}, false, p);
+      REQUIRE(result.is_ok());
+      const Tensor& out = (*result)[0];
+      Tensor expected = Tensor::empty(DType::kF32, out.shape());
+      for (int64_t flat = 0; flat < out.numel(); ++flat) {
+        const std::vector<int64_t> index = unravel(flat, out.shape());
+        std::vector<int64_t> source(index.size());
+        for (size_t d = 0; d < c.perm.size(); ++d) source[static_cast<size_t>(c.perm[d])] = index[d];
+        copy_element(data, ravel(source, c.shape), expected, flat);
+      }
+      CHECK(identical(out, expected));
+    }
+  }
+}
+
 // ---- Gather -----------------------------------------------------------------------------------
 
 TEST_CASE("gather: ONNX examples, negative and scalar indices, out-of-range error") {
