@@ -32,37 +32,38 @@ struct IndirectRows {
 // which stay in registers across the k loop (the loops below unroll completely).
 // With kPrefetch, the same rows of the next column block are requested into cache meanwhile: B's
 // rows are up to hundreds of KB apart, too many streams for the hardware prefetchers to follow.
-template <ConvEpilogue::Kind K, bool kPrefetch, typename Rows>
+// V < kVectors: a narrower tile, for the last columns of a block.
+template <ConvEpilogue::Kind K, bool kPrefetch, typename Rows, int V = kVectors>
 inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t column, const float* bias,
                          const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc) {
-  simd::Vec acc[kRows][kVectors];
+  simd::Vec acc[kRows][V];
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) {
     const simd::Vec init = simd::broadcast(bias[r]);
 #pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) acc[r][v] = init;
+    for (int v = 0; v < V; ++v) acc[r][v] = init;
   }
   for (int64_t kk = 0; kk < k; ++kk) {
     const float* b_row = b.row(kk) + column;
     if constexpr (kPrefetch) {
       for (int line = 0; line < kColumns; line += 16) __builtin_prefetch(b_row + kColumns + line);
     }
-    simd::Vec b_vec[kVectors];
+    simd::Vec b_vec[V];
 #pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) b_vec[v] = simd::load(b_row + v * kLanes);
+    for (int v = 0; v < V; ++v) b_vec[v] = simd::load(b_row + v * kLanes);
     const float* a_column = a_tile + kk * kRows;
 #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) {
       const simd::Vec a_value = simd::broadcast(a_column[r]);
 #pragma GCC unroll 4
-      for (int v = 0; v < kVectors; ++v) acc[r][v] = simd::fma(a_value, b_vec[v], acc[r][v]);
+      for (int v = 0; v < V; ++v) acc[r][v] = simd::fma(a_value, b_vec[v], acc[r][v]);
     }
   }
   const bool residual_first = residual != nullptr && !activation.residual_after_activation;
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) {
+    for (int v = 0; v < V; ++v) {
       simd::Vec x = acc[r][v];
       if (residual_first) x = simd::add(x, simd::load(residual + r * ldr + v * kLanes));
       simd::store(c + r * ldc + v * kLanes, x);
@@ -77,7 +78,7 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
   const float* residual_after = residual_first ? nullptr : residual;
   for (int r = 0; r < kRows; ++r) {
     float* row = c + r * ldc;
-    for (int v = 0; v < kVectors; ++v) {
+    for (int v = 0; v < V; ++v) {
       simd::Vec x = simd::activate<K>(simd::load(row + v * kLanes), activation);
       if (residual_after != nullptr) x = simd::add(x, simd::load(residual_after + r * ldr + v * kLanes));
       simd::store(row + v * kLanes, x);
@@ -96,12 +97,14 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
   const int64_t tiles = (m + kRows - 1) / kRows;
   for (int64_t column = 0; column < n; column += kColumns) {
     const int64_t width = std::min<int64_t>(kColumns, n - column);
-    // Whole blocks read B in place; the last, narrow one from a zero-padded copy.
+    // Whole blocks read B in place; the last, narrow one from a zero-padded copy, with a tile of
+    // just enough vectors.
     const bool narrow = width < kColumns;
+    const int narrow_vectors = static_cast<int>((width + kLanes - 1) / kLanes);
     if (narrow) {
       for (int64_t kk = 0; kk < k; ++kk) {
         std::copy_n(b.row(kk) + column, width, panel + kk * kColumns);
-        std::fill(panel + kk * kColumns + width, panel + (kk + 1) * kColumns, 0.0f);
+        std::fill(panel + kk * kColumns + width, panel + kk * kColumns + narrow_vectors * kLanes, 0.0f);
       }
     }
     const StridedRows panel_rows{panel, kColumns};
@@ -124,8 +127,17 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
         continue;
       }
       if (narrow) {
-        tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, panel_rows, 0, bias, nullptr, 0, none, partial,
-                                                       kColumns);
+        static_assert(kVectors == 3, "one narrow tile per width below");
+        if (narrow_vectors == 1) {
+          tile_product<ConvEpilogue::Kind::kNone, false, StridedRows, 1>(a_tile, k, panel_rows, 0, bias, nullptr, 0,
+                                                                         none, partial, kColumns);
+        } else if (narrow_vectors == 2) {
+          tile_product<ConvEpilogue::Kind::kNone, false, StridedRows, 2>(a_tile, k, panel_rows, 0, bias, nullptr, 0,
+                                                                         none, partial, kColumns);
+        } else {
+          tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, panel_rows, 0, bias, nullptr, 0, none, partial,
+                                                         kColumns);
+        }
       } else {
         tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, b, column, bias, nullptr, 0, none, partial, kColumns);
       }
@@ -136,7 +148,7 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
         float* tile_row = partial + r * kColumns;
         const float* residual_row = residual != nullptr ? residual + r * epilogue.ldr : nullptr;
         if (residual_first) add_row(tile_row, residual_row, width);
-        for (int v = 0; v < kVectors; ++v) {
+        for (int v = 0; v < (narrow ? narrow_vectors : kVectors); ++v) {
           simd::store(tile_row + v * kLanes, simd::activate<K>(simd::load(tile_row + v * kLanes), epilogue.activation));
         }
         std::copy_n(tile_row, width, out + r * ldy);

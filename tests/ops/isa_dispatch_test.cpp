@@ -67,6 +67,7 @@ const ConvShape kConvShapes[] = {
     {"5x5 s2 dense stem", 3, 23, 21, 10, 5, 2, 1},
     {"1x1 s2 (dense path)", 6, 9, 11, 7, 1, 2, 1},
     {"1x1 wide", 40, 26, 26, 33, 1, 1, 1},
+    {"1x1 45 columns (3-vector edge tile with AVX-512)", 9, 5, 9, 12, 1, 1, 1},
 };
 
 const char* const kEpilogues[] = {"", "relu", "leaky_relu", "clip", "sigmoid", "hard_swish", "hard_sigmoid", "silu"};
