@@ -60,14 +60,14 @@ inline Vec exp_nonpositive(Vec input) {
 
 #if defined(__AVX512F__)
 
-// Sigmoid in about 18 instructions, as it runs on every output of YOLOX-style models and AVX-512
-// has two vector ports: exp(-|x|) with -|x| as one OR of the sign bit, clamped below at -88 (one
-// max that keeps NaN), n = round(t log2 e) by roundscale, a degree-6 Taylor polynomial of exp(r)
-// (|r| <= ln2 / 2: truncation under 1.3e-7 relative) and 2^n applied by scalef; then 1 / (1 + e)
-// by rcp14 and one Newton step (about 2^-27 relative), and e / (1 + e) for x < 0 by one masked
-// multiply. Below x = -87.3 the result is about 6e-39 or 0 where the exact one is smaller.
-inline Vec sigmoid(Vec x) {
-  const __m512 t = _mm512_max_ps(_mm512_set1_ps(-88.0f), _mm512_or_ps(x, _mm512_set1_ps(-0.0f)));
+// 1 / (1 + exp(-x)) in 16 instructions for x already clamped to [-88, 88] (NaN passes): as it
+// runs on every output of YOLOX-style models and AVX-512 has two vector ports, no select is
+// spent on the sign of x. exp(-x) by n = round(-x log2 e) (roundscale), a degree-6 Taylor
+// polynomial of exp(r) (|r| <= ln2 / 2: truncation under 1.3e-7 relative) and 2^n by scalef; it
+// stays within [6e-39, 1.7e38], so 1 + e is finite and its reciprocal, rcp14 refined by one
+// Newton step (about 2^-27 relative), is accurate relative to the result at both ends.
+inline __m512 logistic_of_clamped(__m512 x) {
+  const __m512 t = _mm512_xor_ps(x, _mm512_set1_ps(-0.0f));  // -x
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);  // t - n ln2, ln2 split in two
@@ -79,17 +79,26 @@ inline Vec sigmoid(Vec x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  const __m512 e = _mm512_scalef_ps(p, n);
-  const __m512 d = _mm512_add_ps(_mm512_set1_ps(1.0f), e);
-  __m512 y = _mm512_rcp14_ps(d);
-  y = _mm512_fmadd_ps(y, _mm512_fnmadd_ps(d, y, _mm512_set1_ps(1.0f)), y);
-  return _mm512_mask_mul_ps(y, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), y, e);
+  const __m512 d = _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_scalef_ps(p, n));
+  const __m512 y = _mm512_rcp14_ps(d);
+  return _mm512_fmadd_ps(y, _mm512_fnmadd_ps(d, y, _mm512_set1_ps(1.0f)), y);
 }
 
-// x * sigmoid(x), with x clamped below at -88 like sigmoid's exp so that a huge negative x times
-// its tiny sigmoid stays tiny (NaN kept).
+// max(x, -88), NaN kept (max returns its second operand when either is NaN).
+inline __m512 clamp_below(__m512 x) {
+  return _mm512_max_ps(_mm512_set1_ps(-88.0f), x);
+}
+
+// Beyond +-88 sigmoid is 1 or below 1e-38 in f32; the clamp keeps exp finite.
+inline Vec sigmoid(Vec x) {
+  return logistic_of_clamped(_mm512_min_ps(_mm512_set1_ps(88.0f), clamp_below(x)));
+}
+
+// x * sigmoid(x) with x clamped below at -88 in the product too, so that a huge negative x times
+// its tiny sigmoid stays tiny.
 inline Vec silu(Vec x) {
-  return _mm512_mul_ps(_mm512_max_ps(_mm512_set1_ps(-88.0f), x), sigmoid(x));
+  const __m512 low = clamp_below(x);
+  return _mm512_mul_ps(low, logistic_of_clamped(_mm512_min_ps(_mm512_set1_ps(88.0f), low)));
 }
 
 #else
