@@ -30,14 +30,15 @@ static_assert(kBlock <= kConvPhaseSlack, "reads and writes past a plane must sta
 constexpr int kMaxTapsPerPass = 32;
 
 // acc[f] (+)= sum over taps of weight[t] * source[t][f] for f in [0, count), count rounded up to
-// kBlock; the last pass applies activation K before storing.
+// whole vectors; the last pass applies activation K before storing.
 template <ConvEpilogue::Kind K>
 void accumulate_taps(const float* const* sources, const float* weights, int64_t taps, float init, bool first_pass,
                      const ConvEpilogue& activation, float* acc, int64_t count) {
   simd::Vec w[kMaxTapsPerPass];
   for (int64_t t = 0; t < taps; ++t) w[t] = simd::broadcast(weights[t]);
   const simd::Vec init_vec = simd::broadcast(init);
-  for (int64_t f = 0; f < count; f += kBlock) {
+  int64_t f = 0;
+  for (; f + kBlock <= count; f += kBlock) {
     simd::Vec a0 = first_pass ? init_vec : simd::load(acc + f);
     simd::Vec a1 = first_pass ? init_vec : simd::load(acc + f + kLanes);
     simd::Vec a2 = first_pass ? init_vec : simd::load(acc + f + 2 * kLanes);
@@ -55,6 +56,13 @@ void accumulate_taps(const float* const* sources, const float* weights, int64_t 
     simd::store(acc + f + 2 * kLanes, simd::activate<K>(a2, activation));
     simd::store(acc + f + 3 * kLanes, simd::activate<K>(a3, activation));
   }
+  // The rest one vector at a time: small planes (8 x 8 outputs are 80 flattened) would otherwise
+  // compute up to a whole block of dropped outputs.
+  for (; f < count; f += kLanes) {
+    simd::Vec a = first_pass ? init_vec : simd::load(acc + f);
+    for (int64_t t = 0; t < taps; ++t) a = simd::fma(w[t], simd::load(sources[t] + f), a);
+    simd::store(acc + f, simd::activate<K>(a, activation));
+  }
 }
 
 void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
@@ -63,7 +71,7 @@ void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
   const float* kernel = c.w + channel * c.kh * c.kw;
   const int64_t cols = c.phase_cols;
   fill_phase_planes(c, in, scratch);
-  float* acc = scratch + c.sh * c.sw * c.phase_plane_floats;  // oh * cols outputs, rounded up to kBlock
+  float* acc = scratch + c.sh * c.sw * c.phase_plane_floats;  // oh * cols outputs, rounded up to a vector
 
   std::array<const float*, kMaxTapsPerPass> sources{};
   std::array<float, kMaxTapsPerPass> weights{};
