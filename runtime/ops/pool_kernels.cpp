@@ -17,10 +17,32 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return a >= 0 ? (a + b - 1) / b : -((-a) / b);
 }
 
+constexpr float kLowest = -std::numeric_limits<float>::infinity();
+
+// 2x2 windows, stride 2, no padding, even sizes (the common downsampling pool): one pass, the
+// same max sequence as the separable path below (x taps into -inf, then rows into -inf), so that
+// results, NaN handling included, are identical.
+void max_pool_2x2(const MaxPool2d& p, const float* in, float* out) {
+  for (int64_t oy = 0; oy < p.oh; ++oy) {
+    const float* top = in + 2 * oy * p.iw;
+    const float* bottom = top + p.iw;
+    float* dst = out + oy * p.ow;
+    for (int64_t ox = 0; ox < p.ow; ++ox) {
+      const float upper = std::max(std::max(kLowest, top[2 * ox]), top[2 * ox + 1]);
+      const float lower = std::max(std::max(kLowest, bottom[2 * ox]), bottom[2 * ox + 1]);
+      dst[ox] = std::max(std::max(kLowest, upper), lower);
+    }
+  }
+}
+
 }  // namespace
 
 void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* rows) {
-  constexpr float kLowest = -std::numeric_limits<float>::infinity();
+  if (p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 && p.ph == 0 && p.pw == 0 && p.ih == 2 * p.oh &&
+      p.iw == 2 * p.ow) {
+    max_pool_2x2(p, in, out);
+    return;
+  }
   std::fill(rows, rows + p.ih * p.ow, kLowest);
   for (int64_t kx = 0; kx < p.kw; ++kx) {
     // Output columns whose tap kx reads input column ox * sw + offset inside [0, iw).

@@ -432,3 +432,25 @@ TEST_CASE("isa dispatch: MaxPool on every supported level equals the reference e
     }
   }
 }
+
+// 2x2 stride 2 without padding on even sizes has its own one-pass loop (pool_kernels.cpp).
+TEST_CASE("isa dispatch: MaxPool 2x2 stride 2 on every supported level equals the reference exactly") {
+  ActiveIsaGuard guard;
+  std::mt19937 rng(12);
+  Tensor x = random_tensor(DType::kF32, {2, 3, 8, 38}, rng);
+  x.data<float>()[5] = std::numeric_limits<float>::infinity();
+  x.data<float>()[77] = -std::numeric_limits<float>::infinity();
+  x.data<float>()[100] = std::numeric_limits<float>::quiet_NaN();
+  Node node = make_node(OpKind::kMaxPool, 1);
+  node.attrs.set("kernel_shape", std::vector<int64_t>{2, 2});
+  node.attrs.set("strides", std::vector<int64_t>{2, 2});
+  auto expected = run_op(node, {&x}, true);
+  REQUIRE(expected.is_ok());
+  for (CpuIsa isa : supported_isas()) {
+    REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+    INFO("isa ", cpu_isa_name(isa));
+    auto actual = run_op(node, {&x}, false);
+    REQUIRE(actual.is_ok());
+    check_close(actual->at(0), expected->at(0), 0.0);
+  }
+}
