@@ -20,10 +20,11 @@ using InferFn = Status (*)(const Node& node, std::span<const Tensor* const> inpu
 
 // What a kernel may keep between runs of one node, derived from its constant inputs (say, Conv's
 // weights packed for its GEMM) so that it is built once instead of every frame. One per node,
-// owned by the executor; `key` identifies what `data` was derived from (which tensor, which CPU
-// ISA level), so the kernel rebuilds it when that changes.
+// owned by the executor. `source` (the input data it came from) and `variant` (how it was built:
+// the CPU ISA level, say) identify `data`, so the kernel rebuilds it when either changes.
 struct KernelCache {
-  uint64_t key = 0;
+  const void* source = nullptr;
+  int64_t variant = -1;
   std::vector<float> data;
 };
 

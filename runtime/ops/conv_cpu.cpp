@@ -56,15 +56,16 @@ Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const Ker
 const float* packed_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args) {
   const auto floats = static_cast<size_t>(kernels.conv_packed_weight_floats(c));
   if (args.cache != nullptr && (args.constant_inputs & 2u) != 0) {
-    // Which tensor and level it came from: constant data keeps its address for the executor's lifetime.
-    const uint64_t key = reinterpret_cast<uintptr_t>(c.w) ^ (static_cast<uint64_t>(kernels.isa) << 60) ^
-                         (static_cast<uint64_t>(floats) << 32);
-    if (args.cache->key != key || args.cache->data.size() != floats) {
-      args.cache->data.resize(floats);
-      kernels.conv_pack_weights(c, args.cache->data.data());
-      args.cache->key = key;
+    // Constant data keeps its address for the executor's lifetime; the layout depends on the level.
+    KernelCache& cache = *args.cache;
+    const auto level = static_cast<int64_t>(kernels.isa);
+    if (cache.source != c.w || cache.variant != level || cache.data.size() != floats) {
+      cache.data.resize(floats);
+      kernels.conv_pack_weights(c, cache.data.data());
+      cache.source = c.w;
+      cache.variant = level;
     }
-    return args.cache->data.data();
+    return cache.data.data();
   }
   thread_local std::vector<float> packed;
   packed.resize(floats);
