@@ -117,7 +117,7 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
       const float* residual = epilogue.residual != nullptr ? epilogue.residual + row * epilogue.ldr + column : nullptr;
       const float* a_tile = packed_a + tile * k * kRows;
       if (rows == kRows && width == kColumns) {
-        // The first tile of a block fetches the next block's B rows (the first partial block has its panel).
+        // The first tile of a block fetches the next block's B rows when that block is a whole one.
         const bool prefetch = tile == 0 && column + 2 * kColumns <= n;
         if (prefetch) {
           tile_product<K, true>(a_tile, k, b, column, bias, residual, epilogue.ldr, epilogue.activation, out, ldy);
