@@ -3,8 +3,8 @@
 // the active CPU ISA level (conv_kernels.cpp through cpu_kernel_table.h):
 //   depthwise (group == C == M): tasks over the (n, c) planes;
 //   pointwise (1x1, stride 1, no padding): GEMM tasks over blocks of output channels and columns;
-//   everything else: per (n, g), phase planes of the input channels, then GEMM tasks over the
-//     flattened outputs with the taps as B's rows, then the rows compacted into Y.
+//   everything else: tasks over bands of output rows, each filling the band's phase planes, then a
+//     GEMM over its flattened outputs with the taps as B's rows, then compacting the rows into Y.
 #include <algorithm>
 #include <vector>
 
@@ -113,51 +113,51 @@ void run_pointwise(const Conv2d& c, const CpuKernelTable& kernels, ThreadPool* p
   });
 }
 
-// Dense convs without im2col (conv_kernels.cpp): per (image, group), the input channels into
-// phase planes, the GEMM over taps as B rows into a flattened buffer, then compaction into Y.
-void run_dense(const Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
-  const int64_t per_channel = c.sh * c.sw * c.phase_plane_floats;
-  const int64_t flat_plane = c.oh * c.phase_cols;
-  // The calling thread's buffers; the lambdas below use them through these pointers (a
-  // thread_local named inside a lambda would be the running worker's own).
-  thread_local std::vector<float> planes_buffer, flat_buffer;
-  thread_local std::vector<const float*> b_rows_buffer;
-  planes_buffer.resize(static_cast<size_t>(c.cg * per_channel));
-  flat_buffer.resize(static_cast<size_t>(c.mg * flat_plane));
-  b_rows_buffer.resize(static_cast<size_t>(c.kernel_columns));
-  float* const planes = planes_buffer.data();
-  float* const flat = flat_buffer.data();
-  const float** const b_rows = b_rows_buffer.data();
-  // Tap (ch, ky, kx), row ch * kh * kw + ky * kw + kx of the weights, reads its channel's phase
-  // plane (ky*dh % sh, kx*dw % sw) from row ky*dh / sh, column kx*dw / sw on.
-  for (int64_t ch = 0; ch < c.cg; ++ch) {
-    for (int64_t ky = 0; ky < c.kh; ++ky) {
-      for (int64_t kx = 0; kx < c.kw; ++kx) {
-        const int64_t y = ky * c.dh, x = kx * c.dw;
-        const float* phase = planes + ch * per_channel + ((y % c.sh) * c.sw + x % c.sw) * c.phase_plane_floats;
-        b_rows[(ch * c.kh + ky) * c.kw + kx] = phase + (y / c.sh) * c.phase_cols + x / c.sw;
+// Dense convs without im2col (conv_kernels.cpp), one task per band of output rows of an (image,
+// group): the band's phase planes, the GEMM over taps as B rows into a flattened buffer, the rows
+// compacted into Y, all on the task's thread with buffers sized to stay in its L2.
+void run_dense(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
+  const int64_t threads = pool != nullptr ? pool->size() : 1;
+  const int64_t extra_rows = c.phase_rows - c.oh;
+  // Floats per output row of a band: every input channel's phase rows, and the flattened outputs.
+  const int64_t per_row = (c.cg * c.sh * c.sw + c.mg) * c.phase_cols;
+  constexpr int64_t kBandFloats = 96 * 1024;  // about 384 KiB of planes and outputs
+  int64_t band = std::clamp<int64_t>(kBandFloats / std::max<int64_t>(per_row, 1), 1, c.oh);
+  // Enough bands for every thread when the image allows.
+  band = std::min(band, std::max<int64_t>(1, (c.oh * c.batch * c.group + 2 * threads - 1) / (2 * threads)));
+  c.band_rows = band;
+  c.band_plane_floats = (band + extra_rows) * c.phase_cols + c.phase_cols + kConvPhaseSlack;
+  const int64_t bands = (c.oh + band - 1) / band;
+  const int64_t ldf = band * c.phase_cols;
+  parallel_for(pool, c.batch * c.group * bands, 1, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> planes, flat, panel;
+    thread_local std::vector<const float*> b_rows;
+    const int64_t per_channel = c.sh * c.sw * c.band_plane_floats;
+    planes.resize(static_cast<size_t>(c.cg * per_channel));
+    flat.resize(static_cast<size_t>(c.mg * ldf));
+    panel.resize(static_cast<size_t>(c.kernel_columns * kGemmPanelColumns));
+    // Tap (ch, ky, kx), row ch * kh * kw + ky * kw + kx of the weights, reads its channel's phase
+    // plane (ky*dh % sh, kx*dw % sw) from row ky*dh / sh, column kx*dw / sw on.
+    b_rows.resize(static_cast<size_t>(c.kernel_columns));
+    for (int64_t ch = 0; ch < c.cg; ++ch) {
+      for (int64_t ky = 0; ky < c.kh; ++ky) {
+        for (int64_t kx = 0; kx < c.kw; ++kx) {
+          const int64_t y = ky * c.dh, x = kx * c.dw;
+          const float* phase = planes.data() + ch * per_channel + ((y % c.sh) * c.sw + x % c.sw) * c.band_plane_floats;
+          b_rows[static_cast<size_t>((ch * c.kh + ky) * c.kw + kx)] = phase + (y / c.sh) * c.phase_cols + x / c.sw;
+        }
       }
     }
-  }
-  const GemmTasks t = split_gemm(1, c.mg, flat_plane, pool != nullptr ? pool->size() : 1);
-  for (int64_t n = 0; n < c.batch; ++n) {
-    for (int64_t g = 0; g < c.group; ++g) {
-      parallel_for(pool, c.cg, 1,
-                   [&](int64_t begin, int64_t end) { kernels.conv_phase_planes(c, n, g, begin, end, planes); });
-      parallel_for(pool, t.per_plane(), 1, [&](int64_t begin, int64_t end) {
-        thread_local std::vector<float> panel;
-        panel.resize(static_cast<size_t>(c.kernel_columns * kGemmPanelColumns));
-        for (int64_t task = begin; task < end; ++task) {
-          const int64_t row = (task % t.row_blocks) * t.rows;
-          const int64_t column = (task / t.row_blocks) * t.columns;
-          kernels.conv_dense_block(c, b_rows, g, row, std::min(c.mg, row + t.rows), column,
-                                   std::min(flat_plane, column + t.columns), flat, panel.data());
-        }
-      });
-      parallel_for(pool, c.mg, 1,
-                   [&](int64_t begin, int64_t end) { kernels.conv_dense_finish(c, n, g, flat, begin, end); });
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t image_group = task / bands;
+      const int64_t n = image_group / c.group, g = image_group % c.group;
+      const int64_t oy = task % bands * band;
+      const int64_t rows = std::min(band, c.oh - oy);
+      kernels.conv_phase_band(c, n, g, oy, planes.data());
+      kernels.conv_dense_block(c, b_rows.data(), g, 0, c.mg, 0, rows * c.phase_cols, flat.data(), ldf, panel.data());
+      kernels.conv_dense_finish(c, n, g, flat.data(), ldf, oy, oy + rows);
     }
-  }
+  });
 }
 
 }  // namespace

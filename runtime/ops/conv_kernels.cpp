@@ -2,10 +2,11 @@
 // conv_cpu.cpp plans the work and threads it, conv_depthwise_kernels.cpp has the depthwise path.
 //   pointwise (1x1, stride 1, no padding): Y[n, g] = W[g] (Mg x Cg) * X[n, g] (Cg x H*W), a GEMM
 //     straight on the input planes;
-//   dense (any other kernel, stride, dilation or padding): the input channels become phase planes
-//     (conv_phase_planes.h), in which each (channel, ky, kx) tap is one contiguous run, and those
-//     runs are the rows of B: W[g] (Mg x Cg*kh*kw) * B, with no im2col copy. The product covers
-//     oh x phase_cols outputs per channel; the rows are then compacted into Y.
+//   dense (any other kernel, stride, dilation or padding), per band of output rows: the input
+//     channels' rows for the band become phase planes (conv_phase_planes.h), in which each
+//     (channel, ky, kx) tap is one contiguous run, and those runs are the rows of B:
+//     W[g] (Mg x Cg*kh*kw) * B, with no im2col copy. The product covers band x phase_cols outputs
+//     per channel; its rows are then compacted into Y. A band's buffers stay in L2.
 // Both run the packed micro-kernel of packed_gemm.h, epilogue included.
 #include <algorithm>
 
@@ -61,16 +62,17 @@ void conv_pointwise_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_beg
               row_epilogue(c, n, g, row_begin, begin), panel);
 }
 
-void conv_phase_planes(const Conv2d& c, int64_t n, int64_t g, int64_t channel_begin, int64_t channel_end,
-                       float* planes) {
-  const int64_t per_channel = c.sh * c.sw * c.phase_plane_floats;
-  for (int64_t ch = channel_begin; ch < channel_end; ++ch) {
-    fill_phase_planes(c, c.x + (n * c.channels + g * c.cg + ch) * c.input_plane, planes + ch * per_channel);
+void conv_phase_band(const Conv2d& c, int64_t n, int64_t g, int64_t oy_begin, float* planes) {
+  const int64_t rows = std::min(c.band_rows, c.oh - oy_begin) + (c.phase_rows - c.oh);
+  const int64_t per_channel = c.sh * c.sw * c.band_plane_floats;
+  for (int64_t ch = 0; ch < c.cg; ++ch) {
+    fill_phase_rows_range(c, c.x + (n * c.channels + g * c.cg + ch) * c.input_plane, oy_begin, oy_begin + rows,
+                          planes + ch * per_channel, c.band_plane_floats);
   }
 }
 
 void conv_dense_block(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,
-                      int64_t begin, int64_t end, float* flat, float* panel) {
+                      int64_t begin, int64_t end, float* flat, int64_t ldf, float* panel) {
   const int64_t k = c.kernel_columns;
   const float* packed = c.packed_w + g * packed_gemm_a_floats(c.mg, k) + row_begin * k;
   // The flattened product has no residual layout: a residual added before the activation leaves
@@ -79,19 +81,18 @@ void conv_dense_block(const Conv2d& c, const float* const* b_rows, int64_t g, in
   epilogue.bias = c.bias != nullptr ? c.bias + g * c.mg + row_begin : nullptr;
   const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
   if (!residual_first) epilogue.activation = c.epilogue;
-  const int64_t flat_plane = c.oh * c.phase_cols;
-  packed_gemm_indirect(packed, row_end - row_begin, k, b_rows, begin, flat + row_begin * flat_plane + begin, flat_plane,
-                       end - begin, epilogue, panel);
+  packed_gemm_indirect(packed, row_end - row_begin, k, b_rows, begin, flat + row_begin * ldf + begin, ldf, end - begin,
+                       epilogue, panel);
 }
 
-void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t row_begin, int64_t row_end) {
+void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t ldf, int64_t oy_begin,
+                       int64_t oy_end) {
   const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
-  const int64_t flat_plane = c.oh * c.phase_cols;
-  for (int64_t m = row_begin; m < row_end; ++m) {
+  for (int64_t m = 0; m < c.mg; ++m) {
     const int64_t plane = (n * c.out_channels + g * c.mg + m) * c.output_plane;
-    for (int64_t oy = 0; oy < c.oh; ++oy) {
+    for (int64_t oy = oy_begin; oy < oy_end; ++oy) {
       float* row = c.y + plane + oy * c.ow;
-      simd::copy(row, flat + m * flat_plane + oy * c.phase_cols, c.ow);
+      simd::copy(row, flat + m * ldf + (oy - oy_begin) * c.phase_cols, c.ow);
       const float* residual = c.residual != nullptr ? c.residual + plane + oy * c.ow : nullptr;
       if (residual_first) {
         finish_row(c.epilogue, row, residual, c.ow);

@@ -67,20 +67,25 @@ void fill_phase_rows(const Conv2d& c, const float* in, int64_t py, int64_t i, fl
 
 }  // namespace
 
-void fill_phase_planes(const Conv2d& c, const float* in, float* scratch) {
+void fill_phase_rows_range(const Conv2d& c, const float* in, int64_t row_begin, int64_t row_end, float* planes,
+                           int64_t plane_floats) {
   const int64_t cols = c.phase_cols;
   float* dst[kConvPhaseMaxStride];
   for (int64_t py = 0; py < c.sh; ++py) {
-    float* const planes = scratch + py * c.sw * c.phase_plane_floats;
-    for (int64_t i = 0; i < c.phase_rows; ++i) {
-      for (int64_t px = 0; px < c.sw; ++px) dst[px] = planes + px * c.phase_plane_floats + i * cols;
+    float* const phase = planes + py * c.sw * plane_floats;
+    for (int64_t i = row_begin; i < row_end; ++i) {
+      for (int64_t px = 0; px < c.sw; ++px) dst[px] = phase + px * plane_floats + (i - row_begin) * cols;
       fill_phase_rows(c, in, py, i, dst);
     }
     for (int64_t px = 0; px < c.sw; ++px) {
-      float* const plane = planes + px * c.phase_plane_floats;
-      std::fill(plane + c.phase_rows * cols, plane + c.phase_plane_floats, 0.0f);
+      float* const plane = phase + px * plane_floats;
+      std::fill(plane + (row_end - row_begin) * cols, plane + plane_floats, 0.0f);
     }
   }
+}
+
+void fill_phase_planes(const Conv2d& c, const float* in, float* planes) {
+  fill_phase_rows_range(c, in, 0, c.phase_rows, planes, c.phase_plane_floats);
 }
 
 }  // namespace edgefuse::EF_ISA_NAMESPACE

@@ -21,4 +21,10 @@ namespace edgefuse::EF_ISA_NAMESPACE {
 // (phase_rows * phase_cols, then zeros).
 void fill_phase_planes(const Conv2d& c, const float* in, float* planes);
 
+// Phase rows [row_begin, row_end) of the sh * sw phase planes of `in`, stored from row 0 of planes
+// `plane_floats` long (then zeros): a band of output rows needs its own rows and (kh - 1) * dh / sh
+// more.
+void fill_phase_rows_range(const Conv2d& c, const float* in, int64_t row_begin, int64_t row_end, float* planes,
+                           int64_t plane_floats);
+
 }  // namespace edgefuse::EF_ISA_NAMESPACE

@@ -35,6 +35,9 @@ struct Conv2d {
   // Depthwise needs depthwise_scratch_floats per thread: one plane's phase planes, then its
   // oh x phase_cols outputs (+ slack).
   int64_t phase_rows, phase_cols, phase_plane_floats, depthwise_scratch_floats;
+  // Dense convs run in bands of band_rows output rows (the last may be shorter): a band's phase
+  // planes hold band_rows + (kh - 1) * dh / sh rows, band_plane_floats each with their slack.
+  int64_t band_rows, band_plane_floats;
   const float* x;
   const float* w;
   const float* packed_w;  // GEMM paths: w as conv_pack_weights packed it
@@ -94,18 +97,18 @@ struct CpuKernelTable {
   // residual and epilogue included. `panel` holds kernel_columns * kGemmPanelColumns floats.
   void (*conv_pointwise_block)(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin,
                                int64_t end, float* panel);
-  // Dense Conv (any other group conv), in three steps per (n, g):
-  // input channels [channel_begin, channel_end) of the group into their phase planes, channel ch at
-  // planes + ch * sh * sw * phase_plane_floats;
-  void (*conv_phase_planes)(const Conv2d& c, int64_t n, int64_t g, int64_t channel_begin, int64_t channel_end,
-                            float* planes);
-  // output channels [row_begin, row_end) and flattened columns [begin, end) of oh * phase_cols into
-  // `flat` (mg rows of oh * phase_cols), B's row kk being b_rows[kk] (the phase-plane run of tap kk);
+  // Dense Conv (any other), per band of output rows [oy_begin, oy_begin + band_rows) of (n, g):
+  // the input channels of the group into the band's phase planes, channel ch at
+  // planes + ch * sh * sw * band_plane_floats;
+  void (*conv_phase_band)(const Conv2d& c, int64_t n, int64_t g, int64_t oy_begin, float* planes);
+  // output channels [row_begin, row_end) and flattened columns [begin, end) (of band rows x
+  // phase_cols) into `flat` (row stride ldf), B's row kk being b_rows[kk] (tap kk's run);
   void (*conv_dense_block)(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,
-                           int64_t begin, int64_t end, float* flat, float* panel);
-  // output channels [row_begin, row_end) of `flat` compacted into Y, residual added.
-  void (*conv_dense_finish)(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t row_begin,
-                            int64_t row_end);
+                           int64_t begin, int64_t end, float* flat, int64_t ldf, float* panel);
+  // the band's output rows [oy_begin, oy_end) of every output channel compacted from `flat` into
+  // Y, residual added.
+  void (*conv_dense_finish)(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t ldf, int64_t oy_begin,
+                            int64_t oy_end);
   // out[i] = op(in[i]) for i < count; in == out is allowed.
   void (*unary_f32)(const UnaryF32& op, const float* in, float* out, int64_t count);
   // out[i] = op(a[i * stride_a], b[i * stride_b]) for i < count, strides 0 or 1; op is one of
@@ -132,12 +135,11 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
   void conv_pack_weights(const Conv2d& c, float* packed);                                                             \
   void conv_pointwise_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin, \
                             int64_t end, float* panel);                                                               \
-  void conv_phase_planes(const Conv2d& c, int64_t n, int64_t g, int64_t channel_begin, int64_t channel_end,           \
-                         float* planes);                                                                              \
+  void conv_phase_band(const Conv2d& c, int64_t n, int64_t g, int64_t oy_begin, float* planes);                       \
   void conv_dense_block(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,   \
-                        int64_t begin, int64_t end, float* flat, float* panel);                                       \
-  void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t row_begin,                 \
-                         int64_t row_end);                                                                            \
+                        int64_t begin, int64_t end, float* flat, int64_t ldf, float* panel);                          \
+  void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t ldf, int64_t oy_begin,     \
+                         int64_t oy_end);                                                                             \
   void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count);                                     \
   void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out,          \
                   int64_t count);                                                                                     \
