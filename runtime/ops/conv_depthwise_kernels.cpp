@@ -65,6 +65,40 @@ void accumulate_taps(const float* const* sources, const float* weights, int64_t 
   }
 }
 
+// Single pass straight into the output rows (out, oh rows of ow >= kLanes): row oy reads each tap
+// from source[t] + oy * cols. The last vector of a row overlaps the one before it instead of
+// running past the row; recomputing those outputs stores the same values. This skips the
+// flattened buffer and the compaction copy of the multi-pass path.
+template <ConvEpilogue::Kind K>
+void accumulate_rows(const Conv2d& c, const float* const* sources, const float* weights, int64_t taps, float init,
+                     float* out) {
+  simd::Vec w[kMaxTapsPerPass];
+  for (int64_t t = 0; t < taps; ++t) w[t] = simd::broadcast(weights[t]);
+  const simd::Vec init_vec = simd::broadcast(init);
+  const int64_t cols = c.phase_cols, ow = c.ow;
+  for (int64_t oy = 0; oy < c.oh; ++oy) {
+    float* row = out + oy * ow;
+    const int64_t base = oy * cols;
+    int64_t f = 0;
+    for (; f + 2 * kLanes <= ow; f += 2 * kLanes) {
+      simd::Vec a0 = init_vec, a1 = init_vec;
+      for (int64_t t = 0; t < taps; ++t) {
+        const float* s = sources[t] + base + f;
+        a0 = simd::fma(w[t], simd::load(s), a0);
+        a1 = simd::fma(w[t], simd::load(s + kLanes), a1);
+      }
+      simd::store(row + f, simd::activate<K>(a0, c.epilogue));
+      simd::store(row + f + kLanes, simd::activate<K>(a1, c.epilogue));
+    }
+    for (; f < ow; f += kLanes) {
+      const int64_t x = std::min(f, ow - kLanes);
+      simd::Vec a = init_vec;
+      for (int64_t t = 0; t < taps; ++t) a = simd::fma(w[t], simd::load(sources[t] + base + x), a);
+      simd::store(row + x, simd::activate<K>(a, c.epilogue));
+    }
+  }
+}
+
 void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
   const int64_t channel = plane % c.channels;
   const float* in = c.x + plane * c.input_plane;
@@ -93,6 +127,29 @@ void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
     });
   };
   const int64_t total_taps = c.kh * c.kw;
+  float* out = c.y + plane * c.output_plane;
+  const float* residual = c.residual != nullptr ? c.residual + plane * c.output_plane : nullptr;
+  if (total_taps <= kMaxTapsPerPass && c.ow >= kLanes) {
+    for (int64_t ky = 0; ky < c.kh; ++ky) {
+      for (int64_t kx = 0; kx < c.kw; ++kx) {
+        const int64_t y_offset = ky * c.dh, x_offset = kx * c.dw, t = ky * c.kw + kx;
+        const float* phase = scratch + ((y_offset % c.sh) * c.sw + x_offset % c.sw) * c.phase_plane_floats;
+        sources[static_cast<size_t>(t)] = phase + (y_offset / c.sh) * cols + x_offset / c.sw;
+        weights[static_cast<size_t>(t)] = kernel[t];
+      }
+    }
+    simd::dispatch_activation(fused_kind, [&](auto kind) {
+      accumulate_rows<decltype(kind)::value>(c, sources.data(), weights.data(), total_taps, init, out);
+    });
+    for (int64_t oy = 0; oy < c.oh && residual != nullptr; ++oy) {
+      if (residual_first) {
+        finish_row(c.epilogue, out + oy * c.ow, residual + oy * c.ow, c.ow);
+      } else {
+        add_row(out + oy * c.ow, residual + oy * c.ow, c.ow);
+      }
+    }
+    return;
+  }
   int64_t taps = 0, done = 0;
   bool first_pass = true;
   for (int64_t ky = 0; ky < c.kh; ++ky) {
@@ -111,8 +168,6 @@ void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
     }
   }
 
-  float* out = c.y + plane * c.output_plane;
-  const float* residual = c.residual != nullptr ? c.residual + plane * c.output_plane : nullptr;
   for (int64_t oy = 0; oy < c.oh; ++oy) {
     float* row = out + oy * c.ow;
     simd::copy(row, acc + oy * cols, c.ow);
