@@ -117,6 +117,9 @@ struct CpuKernelTable {
                      int64_t count);
   // See GemmF32 (MatMul and Gemm; Gemm's C term is added by the caller).
   void (*gemm_f32)(const GemmF32& g, int64_t row, int64_t count);
+  // dst[r * dst_stride + c] = src[c * src_stride + r] for r < rows, c < cols (a 2-D transpose).
+  void (*transpose_f32)(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t rows,
+                        int64_t cols);
   // `rows` is scratch of p.ih * p.ow floats.
   void (*max_pool_plane)(const MaxPool2d& p, const float* in, float* out, float* rows);
 };
@@ -144,5 +147,7 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
   void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out,          \
                   int64_t count);                                                                                     \
   void gemm_f32(const GemmF32& g, int64_t row, int64_t count);                                                        \
+  void transpose_f32(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t rows,              \
+                     int64_t cols);                                                                                   \
   void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* rows);                                  \
   }

@@ -46,6 +46,12 @@ inline Vec fma(Vec a, Vec b, Vec c) {
   return Eigen::internal::pmadd(a, b, c);
 }
 
+// kLanes vectors: a kLanes x kLanes tile, transposed in registers by transpose().
+using Tile = Eigen::internal::PacketBlock<Vec, kLanes>;
+inline void transpose(Tile& tile) {
+  Eigen::internal::ptranspose(tile);
+}
+
 // dst[0, n) = src[0, n) for short runs (image rows) without a library call per row: whole vectors,
 // then one last vector overlapping the previous one. dst and src must not overlap.
 inline void copy(float* dst, const float* src, int64_t n) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/ops/cpu_kernel_table.h"
 #include "runtime/status.h"
 
 namespace edgefuse {
@@ -64,34 +65,30 @@ void copy_row(const unsigned char* src, int64_t stride, int64_t count, unsigned 
 
 // The last two dims form a transpose: output row r, column c reads source r + c * inner.stride
 // (the row dim is contiguous in the source). Copying row by row would read each output row's
-// elements a source row apart; square tiles keep both sides of each tile in L1 instead.
+// elements a source row apart; the ISA kernel transposes vector-sized tiles in registers instead.
 void copy_transposed(const unsigned char* source, std::vector<Dim> dims, Dim inner, unsigned char* out,
                      ThreadPool* pool) {
-  constexpr int64_t kTile = 32;
+  constexpr int64_t kRowsPerTask = 64;
   const Dim rows = dims.back();
   dims.pop_back();
   int64_t planes = 1;
   for (const Dim& d : dims) planes *= d.size;
-  const int64_t row_tiles = (rows.size + kTile - 1) / kTile;
-  const auto* src = reinterpret_cast<const uint32_t*>(source);
-  auto* dst = reinterpret_cast<uint32_t*>(out);
-  parallel_for(pool, planes * row_tiles, 1, [&](int64_t begin, int64_t end) {
+  const int64_t row_blocks = (rows.size + kRowsPerTask - 1) / kRowsPerTask;
+  const auto* src = reinterpret_cast<const float*>(source);
+  auto* dst = reinterpret_cast<float*>(out);
+  const CpuKernelTable& kernels = cpu_kernel_table();
+  parallel_for(pool, planes * row_blocks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
-      // The source offset of plane `task / row_tiles` from its index over the outer dims.
+      // The source offset of plane `task / row_blocks` from its index over the outer dims.
       int64_t plane_offset = 0;
-      for (int64_t rest = task / row_tiles, d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+      for (int64_t rest = task / row_blocks, d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
         plane_offset += rest % dims[static_cast<size_t>(d)].size * dims[static_cast<size_t>(d)].stride;
         rest /= dims[static_cast<size_t>(d)].size;
       }
-      const uint32_t* plane = src + plane_offset;
-      uint32_t* plane_out = dst + task / row_tiles * rows.size * inner.size;
-      const int64_t r0 = task % row_tiles * kTile, r1 = std::min(rows.size, r0 + kTile);
-      for (int64_t c0 = 0; c0 < inner.size; c0 += kTile) {
-        const int64_t c1 = std::min(inner.size, c0 + kTile);
-        for (int64_t r = r0; r < r1; ++r) {
-          for (int64_t c = c0; c < c1; ++c) plane_out[r * inner.size + c] = plane[r + c * inner.stride];
-        }
-      }
+      const int64_t r0 = task % row_blocks * kRowsPerTask, r1 = std::min(rows.size, r0 + kRowsPerTask);
+      kernels.transpose_f32(src + plane_offset + r0, inner.stride,
+                            dst + task / row_blocks * rows.size * inner.size + r0 * inner.size, inner.size, r1 - r0,
+                            inner.size);
     }
   });
 }

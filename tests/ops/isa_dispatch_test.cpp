@@ -454,3 +454,26 @@ TEST_CASE("isa dispatch: MaxPool 2x2 stride 2 on every supported level equals th
     check_close(actual->at(0), expected->at(0), 0.0);
   }
 }
+
+TEST_CASE("isa dispatch: the register-tiled transpose on every supported level equals the index map") {
+  std::mt19937 rng(14);
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{37, 45}, {16, 16}, {3, 70}, {64, 8}, {1, 1}}) {
+    const int64_t src_stride = rows + 5, dst_stride = cols + 3;  // rows of B / A with padding beyond the block
+    std::vector<float> src(static_cast<size_t>(cols * src_stride));
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    for (float& v : src) v = value(rng);
+    for (CpuIsa isa : supported_isas()) {
+      INFO(rows, " x ", cols, " isa ", cpu_isa_name(isa));
+      std::vector<float> dst(static_cast<size_t>(rows * dst_stride), -7.0f);
+      cpu_kernel_table(isa).transpose_f32(src.data(), src_stride, dst.data(), dst_stride, rows, cols);
+      int64_t wrong = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < dst_stride; ++c) {
+          const float want = c < cols ? src[static_cast<size_t>(c * src_stride + r)] : -7.0f;  // padding untouched
+          wrong += dst[static_cast<size_t>(r * dst_stride + c)] != want ? 1 : 0;
+        }
+      }
+      CHECK(wrong == 0);
+    }
+  }
+}

@@ -1,0 +1,33 @@
+// Data-movement loops on one CPU ISA level (compiled once per level, see cpu_kernel_table.h).
+#include <algorithm>
+
+#include "runtime/ops/cpu_kernel_table.h"
+#include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
+#include "runtime/ops/simd_packet.h"
+
+EF_DECLARE_CPU_KERNELS(EF_ISA_NAMESPACE)
+
+namespace edgefuse::EF_ISA_NAMESPACE {
+
+// Square tiles of one vector per side, transposed in registers (Eigen's ptranspose: shuffles, no
+// strided element access); the edges that do not fill a tile element by element.
+void transpose_f32(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t rows, int64_t cols) {
+  constexpr int64_t kLanes = simd::kLanes;
+  const int64_t whole_rows = rows / kLanes * kLanes, whole_cols = cols / kLanes * kLanes;
+  for (int64_t r = 0; r < whole_rows; r += kLanes) {
+    for (int64_t c = 0; c < whole_cols; c += kLanes) {
+      simd::Tile tile;
+      for (int64_t i = 0; i < kLanes; ++i) tile.packet[i] = simd::load(src + (c + i) * src_stride + r);
+      simd::transpose(tile);
+      for (int64_t i = 0; i < kLanes; ++i) simd::store(dst + (r + i) * dst_stride + c, tile.packet[i]);
+    }
+    for (int64_t i = r; i < r + kLanes; ++i) {
+      for (int64_t c = whole_cols; c < cols; ++c) dst[i * dst_stride + c] = src[c * src_stride + i];
+    }
+  }
+  for (int64_t i = whole_rows; i < rows; ++i) {
+    for (int64_t c = 0; c < cols; ++c) dst[i * dst_stride + c] = src[c * src_stride + i];
+  }
+}
+
+}  // namespace edgefuse::EF_ISA_NAMESPACE
