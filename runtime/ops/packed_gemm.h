@@ -1,12 +1,12 @@
-// The f32 GEMM micro-kernel behind Conv on the CPU (1x1 convs directly on the NCHW input, others
-// on phase-plane runs for other kernels), with Conv's epilogue applied to each register tile before
-// it leaves cache.
+// The f32 GEMM micro-kernel behind Conv on the CPU (1x1 convs directly on the NCHW input, other
+// dense convs on phase-plane runs), with Conv's epilogue applied to each register tile before it
+// leaves cache.
 //
 //   Y[m, n] = A[m, k] * B[k, n] + bias[m], then residual and activation (conv_epilogue.h)
 //
-// A (the weights) is packed once per call into tiles of kGemmTileRows rows stored k-major, so the
-// micro-kernel reads it as one contiguous stream of broadcasts; B and Y are read and written in
-// place with a row stride (NCHW planes are already B's rows). Each tile is kGemmTileRows x
+// A (the weights) is packed once per node (KernelCache) into tiles of kGemmTileRows rows stored
+// k-major, so the micro-kernel reads it as one contiguous stream of broadcasts; B and Y are read and
+// written in place with a row stride (NCHW planes are already B's rows) or through row pointers. Each tile is kGemmTileRows x
 // (kGemmTileVectors vectors) of accumulators held in registers for the whole k loop: 8 x 48 with
 // AVX-512 (24 of 32 zmm), 4 x 24 with AVX2, 4 x 12 with SSE, 8 x 12 with NEON.
 // Per-ISA (isa_namespace.h): include from per-ISA sources only, after isa_eigen.h.
