@@ -5,7 +5,7 @@
 // is Eigen's vectorised exp of -|x|, then 1 / (1 + e); with AVX-512 the reciprocal of 1 + e in
 // [1, 2] is rcp14 refined by one Newton step (relative error about 2^-27) instead of a divide,
 // which costs several times more.
-// Per-ISA (isa_namespace.h): include from per-ISA sources only, after isa_eigen.h.
+// Per-ISA (isa_namespace.h): include from per-ISA sources only.
 #pragma once
 
 #if defined(__AVX512F__)

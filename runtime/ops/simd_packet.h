@@ -1,13 +1,12 @@
 // The f32 SIMD vector of the ISA level being compiled, for kernels that need explicit register
 // tiles (GEMM micro-kernel, direct depthwise): Eigen's packet layer, which maps to SSE, AVX2,
 // AVX-512 or NEON from the compiler flags, so one source serves every level (cpu_kernel_table.h).
-// Include after isa_eigen.h, from per-ISA sources only.
+// From per-ISA sources only; it brings Eigen in through isa_eigen.h, so include order is free.
 #pragma once
 
 #include <cstdint>
 
-#include <Eigen/Core>
-
+#include "runtime/ops/isa_eigen.h"
 #include "runtime/ops/isa_namespace.h"
 
 // Vec is a vector type such as __m512, whose alignment attributes GCC warns it drops when the type
