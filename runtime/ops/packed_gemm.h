@@ -5,10 +5,11 @@
 //   Y[m, n] = A[m, k] * B[k, n] + bias[m], then residual and activation (conv_epilogue.h)
 //
 // A (the weights) is packed once per node (KernelCache) into tiles of kGemmTileRows rows stored
-// k-major, so the micro-kernel reads it as one contiguous stream of broadcasts; B and Y are read and
-// written in place with a row stride (NCHW planes are already B's rows) or through row pointers. Each tile is kGemmTileRows x
-// (kGemmTileVectors vectors) of accumulators held in registers for the whole k loop: 8 x 48 with
-// AVX-512 (24 of 32 zmm), 4 x 24 with AVX2, 4 x 12 with SSE, 8 x 12 with NEON.
+// k-major, so the micro-kernel reads it as one contiguous stream of broadcasts; B and Y are read
+// and written in place with a row stride (NCHW planes are already B's rows) or through row
+// pointers. Each tile is kGemmTileRows x (kGemmTileVectors vectors) of accumulators held in
+// registers for the whole k loop: 8 x 48 with AVX-512 (24 of 32 zmm), 4 x 24 with AVX2, 4 x 12
+// with SSE, 8 x 12 with NEON.
 // Per-ISA (isa_namespace.h): include from per-ISA sources only.
 #pragma once
 
