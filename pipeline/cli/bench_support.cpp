@@ -98,4 +98,28 @@ std::vector<OpTime> time_per_op(const Graph& graph, const std::vector<std::vecto
   return ops;
 }
 
+std::vector<NodeTime> slowest_nodes(const Graph& graph, const std::vector<std::vector<double>>& node_ms,
+                                    const MemoryPlan& plan, size_t count) {
+  std::vector<NodeTime> nodes;
+  for (size_t n = 0; n < node_ms.size() && n < graph.nodes().size(); ++n) {
+    if (node_ms[n].empty()) continue;
+    const NodeId id = static_cast<NodeId>(n);
+    const Node& node = graph.node(id);
+    NodeTime entry;
+    entry.node = id;
+    entry.kernel = kernel_class(graph, plan, id);
+    std::ostringstream shapes;
+    if (!node.inputs.empty()) shapes << shape_to_string(plan.descs[static_cast<size_t>(node.inputs[0])].shape);
+    if (!node.outputs.empty())
+      shapes << " -> " << shape_to_string(plan.descs[static_cast<size_t>(node.outputs[0])].shape);
+    entry.shapes = shapes.str();
+    entry.median_ms = summarize_latencies(node_ms[n]).median_ms;
+    entry.flops = node_flops(graph, plan, id);
+    nodes.push_back(std::move(entry));
+  }
+  std::sort(nodes.begin(), nodes.end(), [](const NodeTime& a, const NodeTime& b) { return a.median_ms > b.median_ms; });
+  if (nodes.size() > count) nodes.resize(count);
+  return nodes;
+}
+
 }  // namespace edgefuse::cli

@@ -40,6 +40,19 @@ struct OpTime {
 std::vector<OpTime> time_per_op(const Graph& graph, const std::vector<std::vector<double>>& node_ms,
                                 const MemoryPlan* plan = nullptr);
 
+struct NodeTime {
+  NodeId node = 0;
+  std::string kernel;    // kernel_class
+  std::string shapes;    // "[1,16,208,208] -> [1,32,104,104]": first input and first output
+  double median_ms = 0;  // the node's median over the timed runs
+  int64_t flops = 0;
+
+  double gflops_per_s() const { return median_ms > 0 ? static_cast<double>(flops) / (median_ms * 1e6) : 0; }
+};
+// The `count` slowest nodes the plan ran, slowest first: where a kernel class's time goes.
+std::vector<NodeTime> slowest_nodes(const Graph& graph, const std::vector<std::vector<double>>& node_ms,
+                                    const MemoryPlan& plan, size_t count);
+
 // What kind of CPU kernel a node runs: its op name, refined for Conv by kernel size, stride and
 // grouping ("Conv 1x1", "Conv 3x3/2", "Conv dw 3x3", "Conv grouped 3x3").
 std::string kernel_class(const Graph& graph, const MemoryPlan& plan, NodeId node);

@@ -42,6 +42,13 @@ const CommandSpec& bench_spec() {
               {.name = "profile",
                .type = OptionType::kFlag,
                .description = "also print time per op type (summed over the timed runs' nodes, median run)"},
+              {.name = "top",
+               .type = OptionType::kInt,
+               .value_name = "N",
+               .default_value = "0",
+               .description = "with --profile, also list the N slowest nodes with their shapes",
+               .min = 0,
+               .max = 100000},
               {.name = "json", .type = OptionType::kFlag, .description = "print one JSON object instead of text"},
           },
       .notes =
@@ -95,6 +102,10 @@ Status run_bench(const ParsedArgs& args) {
   }
   const std::vector<OpTime> op_times =
       options.profile ? time_per_op(*graph, node_ms, executor->memory_plan()) : std::vector<OpTime>{};
+  const std::vector<NodeTime> slowest =
+      options.profile && executor->memory_plan() != nullptr
+          ? slowest_nodes(*graph, node_ms, *executor->memory_plan(), static_cast<size_t>(args.get_int("top")))
+          : std::vector<NodeTime>{};
   const LatencyStats stats = summarize_latencies(std::move(samples_ms));
 
   if (args.flag("json")) {
@@ -120,6 +131,17 @@ Status run_bench(const ParsedArgs& args) {
         json.end_object();
       }
       json.end_object();
+      json.key("slowest_nodes").begin_array();
+      for (const NodeTime& node : slowest) {
+        json.begin_object();
+        json.key("name").value(graph->node(node.node).name);
+        json.key("kernel").value(node.kernel);
+        json.key("shapes").value(node.shapes);
+        json.key("median_ms").value(node.median_ms, 4);
+        if (node.flops > 0) json.key("gflops_per_s").value(node.gflops_per_s(), 2);
+        json.end_object();
+      }
+      json.end_array();
     }
     json.end_object();
     std::cout << json.str() << "\n";
@@ -133,6 +155,11 @@ Status run_bench(const ParsedArgs& args) {
       std::printf("  %-20s %4zu nodes %9.3f ms", op.op.c_str(), op.nodes, op.median_ms);
       if (op.flops > 0) std::printf(" %8.1f GFLOP/s", op.gflops_per_s());
       std::printf("\n");
+    }
+    if (!slowest.empty()) std::printf("  slowest nodes:\n");
+    for (const NodeTime& node : slowest) {
+      std::printf("  %8.4f ms %8.1f GFLOP/s  %-16s %-36s %s\n", node.median_ms, node.gflops_per_s(),
+                  node.kernel.c_str(), node.shapes.c_str(), graph->node(node.node).name.c_str());
     }
   }
   return Status::ok();

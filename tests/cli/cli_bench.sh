@@ -25,4 +25,13 @@ expect_output '"fused":false'
 EDGEFUSE_NO_FUSION=1 run_ok "$EDGEFUSE" bench --model "$relu" --runs 1 --warmup 0 --json
 expect_output '"fused":false'
 
+# --profile --top N: time per op type, then the N slowest nodes with their first input and output shapes.
+run_ok "$EDGEFUSE" bench --model "$relu" --runs 3 --warmup 1 --threads 1 --profile --top 5
+expect_output "slowest nodes:"
+grep -qE '^ +[0-9]+\.[0-9]{4} ms +[0-9.]+ GFLOP/s +Relu +\[3, 4, 5\] -> \[3, 4, 5\]' "$WORK_DIR/out" ||
+  fail "no Relu slowest-node line: $(cat "$WORK_DIR/out")"
+run_ok "$EDGEFUSE" bench --model "$relu" --runs 2 --warmup 0 --profile --top 1 --json
+expect_output '"slowest_nodes":[{"name":'
+expect_output '"kernel":"Relu","shapes":"[3, 4, 5] -> [3, 4, 5]"'
+
 echo "cli_bench: ok"
