@@ -25,44 +25,64 @@ namespace edgefuse::EF_ISA_NAMESPACE {
 namespace {
 
 constexpr int kLanes = simd::kLanes;
-constexpr int kBlock = 4 * kLanes;  // outputs per step: four independent accumulators
-static_assert(kBlock <= kConvPhaseSlack, "reads and writes past a plane must stay within its slack");
+// Output vectors computed together: each is a chain of one FMA per tap, and a single chain runs
+// at the FMA's latency (4 cycles), not its throughput (2 per cycle); 8 chains keep both FMA units
+// busy and fit any level's register file with the weight being broadcast.
+constexpr int kGroup = 8;
+static_assert(kLanes <= kConvPhaseSlack, "reads past a plane's last vector must stay within its slack");
 constexpr int kMaxTapsPerPass = 32;
+constexpr int kUnrolledTaps = 9;  // 3 x 3, by far the most common depthwise kernel
+
+// One group: acc[g] = init or acc (not first pass) + sum over taps of weight[t] * source[t][src[g]],
+// then activation K, stored at dst[g]. kTaps > 0: the tap loop fully unrolled for that count.
+template <ConvEpilogue::Kind K, int kTaps>
+inline void group_taps(const float* const* sources, const simd::Vec* w, int64_t taps, simd::Vec init,
+                       const float* acc_in, const int64_t* src, float* out, const int64_t* dst,
+                       const ConvEpilogue& activation) {
+  simd::Vec acc[kGroup];
+#pragma GCC unroll 8
+  for (int g = 0; g < kGroup; ++g) acc[g] = acc_in != nullptr ? simd::load(acc_in + dst[g]) : init;
+  const int64_t count = kTaps > 0 ? kTaps : taps;
+#pragma GCC unroll 9
+  for (int64_t t = 0; t < count; ++t) {
+    const float* s = sources[t];
+    const simd::Vec wt = w[t];
+#pragma GCC unroll 8
+    for (int g = 0; g < kGroup; ++g) acc[g] = simd::fma(wt, simd::load(s + src[g]), acc[g]);
+  }
+#pragma GCC unroll 8
+  for (int g = 0; g < kGroup; ++g) simd::store(out + dst[g], simd::activate<K>(acc[g], activation));
+}
+
+// Output vectors p = 0 .. total - 1 in groups of kGroup; position(p, src, dst) gives vector p's
+// source and destination offsets. The last group repeats the last vector where it runs short:
+// recomputing an output stores the same value (also in later passes, as every read of a group
+// comes before its stores).
+template <ConvEpilogue::Kind K, typename Position>
+void run_groups(const float* const* sources, const float* weights, int64_t taps, float init, bool first_pass,
+                float* out, int64_t total, const ConvEpilogue& activation, Position position) {
+  simd::Vec w[kMaxTapsPerPass];
+  for (int64_t t = 0; t < taps; ++t) w[t] = simd::broadcast(weights[t]);
+  const simd::Vec init_vec = simd::broadcast(init);
+  const float* acc_in = first_pass ? nullptr : out;
+  int64_t src[kGroup], dst[kGroup];
+  for (int64_t p = 0; p < total; p += kGroup) {
+    for (int g = 0; g < kGroup; ++g) position(std::min(p + g, total - 1), src[g], dst[g]);
+    if (taps == kUnrolledTaps) {
+      group_taps<K, kUnrolledTaps>(sources, w, taps, init_vec, acc_in, src, out, dst, activation);
+    } else {
+      group_taps<K, 0>(sources, w, taps, init_vec, acc_in, src, out, dst, activation);
+    }
+  }
+}
 
 // acc[f] (+)= sum over taps of weight[t] * source[t][f] for f in [0, count), count rounded up to
 // whole vectors; the last pass applies activation K before storing.
 template <ConvEpilogue::Kind K>
 void accumulate_taps(const float* const* sources, const float* weights, int64_t taps, float init, bool first_pass,
                      const ConvEpilogue& activation, float* acc, int64_t count) {
-  simd::Vec w[kMaxTapsPerPass];
-  for (int64_t t = 0; t < taps; ++t) w[t] = simd::broadcast(weights[t]);
-  const simd::Vec init_vec = simd::broadcast(init);
-  int64_t f = 0;
-  for (; f + kBlock <= count; f += kBlock) {
-    simd::Vec a0 = first_pass ? init_vec : simd::load(acc + f);
-    simd::Vec a1 = first_pass ? init_vec : simd::load(acc + f + kLanes);
-    simd::Vec a2 = first_pass ? init_vec : simd::load(acc + f + 2 * kLanes);
-    simd::Vec a3 = first_pass ? init_vec : simd::load(acc + f + 3 * kLanes);
-    for (int64_t t = 0; t < taps; ++t) {
-      const float* s = sources[t] + f;
-      const simd::Vec wt = w[t];
-      a0 = simd::fma(wt, simd::load(s), a0);
-      a1 = simd::fma(wt, simd::load(s + kLanes), a1);
-      a2 = simd::fma(wt, simd::load(s + 2 * kLanes), a2);
-      a3 = simd::fma(wt, simd::load(s + 3 * kLanes), a3);
-    }
-    simd::store(acc + f, simd::activate<K>(a0, activation));
-    simd::store(acc + f + kLanes, simd::activate<K>(a1, activation));
-    simd::store(acc + f + 2 * kLanes, simd::activate<K>(a2, activation));
-    simd::store(acc + f + 3 * kLanes, simd::activate<K>(a3, activation));
-  }
-  // The rest one vector at a time: small planes (8 x 8 outputs are 80 flattened) would otherwise
-  // compute up to a whole block of dropped outputs.
-  for (; f < count; f += kLanes) {
-    simd::Vec a = first_pass ? init_vec : simd::load(acc + f);
-    for (int64_t t = 0; t < taps; ++t) a = simd::fma(w[t], simd::load(sources[t] + f), a);
-    simd::store(acc + f, simd::activate<K>(a, activation));
-  }
+  run_groups<K>(sources, weights, taps, init, first_pass, acc, (count + kLanes - 1) / kLanes, activation,
+                [](int64_t p, int64_t& src, int64_t& dst) { src = dst = p * kLanes; });
 }
 
 // Single pass straight into the output rows (out, oh rows of ow >= kLanes): row oy reads each tap
@@ -72,31 +92,88 @@ void accumulate_taps(const float* const* sources, const float* weights, int64_t 
 template <ConvEpilogue::Kind K>
 void accumulate_rows(const Conv2d& c, const float* const* sources, const float* weights, int64_t taps, float init,
                      float* out) {
-  simd::Vec w[kMaxTapsPerPass];
-  for (int64_t t = 0; t < taps; ++t) w[t] = simd::broadcast(weights[t]);
-  const simd::Vec init_vec = simd::broadcast(init);
   const int64_t cols = c.phase_cols, ow = c.ow;
-  for (int64_t oy = 0; oy < c.oh; ++oy) {
-    float* row = out + oy * ow;
-    const int64_t base = oy * cols;
-    int64_t f = 0;
-    for (; f + 2 * kLanes <= ow; f += 2 * kLanes) {
-      simd::Vec a0 = init_vec, a1 = init_vec;
-      for (int64_t t = 0; t < taps; ++t) {
-        const float* s = sources[t] + base + f;
-        a0 = simd::fma(w[t], simd::load(s), a0);
-        a1 = simd::fma(w[t], simd::load(s + kLanes), a1);
+  const int64_t per_row = (ow + kLanes - 1) / kLanes;
+  run_groups<K>(sources, weights, taps, init, true, out, c.oh * per_row, c.epilogue,
+                [&](int64_t p, int64_t& src, int64_t& dst) {
+                  const int64_t oy = p / per_row;
+                  const int64_t x = std::min((p - oy * per_row) * kLanes, ow - kLanes);
+                  src = oy * cols + x;
+                  dst = oy * ow + x;
+                });
+}
+
+// Stride 1, dilation 1, KS x KS: blocks of kBlockRows output rows x kBlockVectors vectors. Input
+// row i of the padded plane feeds output rows i - KS + 1 .. i, so each vector loaded serves up to
+// kBlockRows outputs instead of one: about (kBlockRows + KS - 1) * KS loads per kBlockRows * KS * KS
+// FMAs, which keeps the kernel on the FMA units rather than on (mostly cache-line-splitting)
+// loads. The last row block and the last vector of a row overlap their neighbours instead of
+// running past the plane; recomputed outputs store the same values. Needs oh >= kBlockRows and
+// ow >= kLanes.
+constexpr int kBlockRows = 4;
+constexpr int kBlockVectors = simd::kRegisters >= 32 ? 2 : 1;
+
+template <ConvEpilogue::Kind K, int KS>
+void stride1_row_blocks(const Conv2d& c, const float* plane, const float* kernel, float init, float* out) {
+  constexpr int R = kBlockRows, V = kBlockVectors;
+  simd::Vec w[KS * KS];
+  for (int t = 0; t < KS * KS; ++t) w[t] = simd::broadcast(kernel[t]);
+  const simd::Vec init_vec = simd::broadcast(init);
+  const int64_t cols = c.phase_cols, ow = c.ow, oh = c.oh;
+  const int64_t per_row = (ow + kLanes - 1) / kLanes;
+  for (int64_t block = 0; block < oh; block += R) {
+    const int64_t oy = std::min(block, oh - R);
+    const float* in = plane + oy * cols;
+    for (int64_t j = 0; j < per_row; j += V) {
+      int64_t x[V];
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) x[v] = std::min(std::min(j + v, per_row - 1) * kLanes, ow - kLanes);
+      simd::Vec acc[R][V];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) acc[r][v] = init_vec;
       }
-      simd::store(row + f, simd::activate<K>(a0, c.epilogue));
-      simd::store(row + f + kLanes, simd::activate<K>(a1, c.epilogue));
-    }
-    for (; f < ow; f += kLanes) {
-      const int64_t x = std::min(f, ow - kLanes);
-      simd::Vec a = init_vec;
-      for (int64_t t = 0; t < taps; ++t) a = simd::fma(w[t], simd::load(sources[t] + base + x), a);
-      simd::store(row + x, simd::activate<K>(a, c.epilogue));
+#pragma GCC unroll 16
+      for (int i = 0; i < R + KS - 1; ++i) {
+        const float* row = in + i * cols;
+#pragma GCC unroll 8
+        for (int kx = 0; kx < KS; ++kx) {
+          simd::Vec value[V];
+#pragma GCC unroll 4
+          for (int v = 0; v < V; ++v) value[v] = simd::load(row + x[v] + kx);
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) {
+            const int ky = i - r;  // constant once unrolled
+            if (ky < 0 || ky >= KS) continue;
+#pragma GCC unroll 4
+            for (int v = 0; v < V; ++v) acc[r][v] = simd::fma(w[ky * KS + kx], value[v], acc[r][v]);
+          }
+        }
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) simd::store(out + (oy + r) * ow + x[v], simd::activate<K>(acc[r][v], c.epilogue));
+      }
     }
   }
+}
+
+// The row-blocked kernel's kernel sizes; other sizes take the grouped-tap loops.
+template <ConvEpilogue::Kind K>
+bool try_stride1_row_blocks(const Conv2d& c, const float* plane, const float* kernel, float init, float* out) {
+  if (c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.kh != c.kw || c.oh < kBlockRows || c.ow < kLanes) {
+    return false;
+  }
+  if (c.kh == 3) {
+    stride1_row_blocks<K, 3>(c, plane, kernel, init, out);
+  } else if (c.kh == 5) {
+    stride1_row_blocks<K, 5>(c, plane, kernel, init, out);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
@@ -139,7 +216,10 @@ void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
       }
     }
     simd::dispatch_activation(fused_kind, [&](auto kind) {
-      accumulate_rows<decltype(kind)::value>(c, sources.data(), weights.data(), total_taps, init, out);
+      constexpr ConvEpilogue::Kind K = decltype(kind)::value;
+      if (!try_stride1_row_blocks<K>(c, scratch, kernel, init, out)) {
+        accumulate_rows<K>(c, sources.data(), weights.data(), total_taps, init, out);
+      }
     });
     for (int64_t oy = 0; oy < c.oh && residual != nullptr; ++oy) {
       if (residual_first) {

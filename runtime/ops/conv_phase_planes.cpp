@@ -10,12 +10,33 @@ namespace edgefuse::EF_ISA_NAMESPACE {
 
 namespace {
 
+constexpr int64_t kLanes = simd::kLanes;
+
 int64_t ceil_div(int64_t a, int64_t b) {
   return a >= 0 ? (a + b - 1) / b : -((-a) / b);
 }
 
-// Row i of phase planes (py, px) for every px of this py: dst[px] gets cols floats.
-void fill_phase_rows(const Conv2d& c, const float* in, int64_t py, int64_t i, float* const* dst) {
+// Columns j of phase px whose input column j * sw + px - pw lies inside the image: [lo, hi).
+struct ValidColumns {
+  int64_t lo = 0, hi = 0;
+};
+
+ValidColumns valid_columns(const Conv2d& c, int64_t px) {
+  ValidColumns v;
+  v.lo = std::clamp<int64_t>(ceil_div(c.pw - px, c.sw), 0, c.phase_cols);
+  v.hi = std::clamp<int64_t>(ceil_div(c.iw + c.pw - px, c.sw), v.lo, c.phase_cols);
+  return v;
+}
+
+// Short runs (the padding columns, a few floats) without a call or a vector tail.
+inline void zero_run(float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = 0.0f;
+}
+
+// Row i of phase planes (py, px) for every px of this py: dst[px] gets cols floats. `valid` holds
+// each phase's inside columns (they do not depend on the row, so the caller computes them once).
+void fill_phase_rows(const Conv2d& c, const float* in, int64_t py, int64_t i, const ValidColumns* valid,
+                     float* const* dst) {
   const int64_t cols = c.phase_cols;
   const int64_t iy = i * c.sh + py - c.ph;
   if (iy < 0 || iy >= c.ih) {
@@ -23,45 +44,49 @@ void fill_phase_rows(const Conv2d& c, const float* in, int64_t py, int64_t i, fl
     return;
   }
   const float* row = in + iy * c.iw;
-  // Columns j whose input column j * sw + px - pw lies inside the image, per phase.
-  const auto valid = [&](int64_t px, int64_t& lo, int64_t& hi) {
-    lo = std::clamp<int64_t>(ceil_div(c.pw - px, c.sw), 0, cols);
-    hi = std::clamp<int64_t>(ceil_div(c.iw + c.pw - px, c.sw), lo, cols);
-  };
+  if (c.sw == 1) {
+    float* out = dst[0];
+    const int64_t lo = valid[0].lo, hi = valid[0].hi;
+    if (lo <= kLanes && cols - hi <= kLanes && hi - lo >= kLanes) {
+      // The usual few padding columns as one vector store each: the left one before the copy
+      // overwrites its tail, the right one runs into the next row (filled after this one) or the
+      // plane's slack. Short loops here would become memset calls, as costly as the copy itself.
+      simd::store(out, simd::zero());
+      simd::copy(out + lo, row - c.pw + lo, hi - lo);
+      simd::store(out + hi, simd::zero());
+      return;
+    }
+    zero_run(out, valid[0].lo);
+    simd::copy(out + valid[0].lo, row - c.pw + valid[0].lo, valid[0].hi - valid[0].lo);
+    zero_run(out + valid[0].hi, cols - valid[0].hi);
+    return;
+  }
   if (c.sw == 2) {
     // Both phases in one pass over the row: a stride-2 pair the compiler turns into vector
     // deinterleaves; the columns where only one phase is inside are done one by one.
-    int64_t lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
-    valid(0, lo0, hi0);
-    valid(1, lo1, hi1);
-    const int64_t lo = std::max(lo0, lo1), hi = std::max(std::min(hi0, hi1), lo);
+    const int64_t lo = std::max(valid[0].lo, valid[1].lo);
+    const int64_t hi = std::max(std::min(valid[0].hi, valid[1].hi), lo);
     float* even = dst[0];
     float* odd = dst[1];
     const float* pair = row - c.pw;  // pair[2 * j] is phase 0 of column j, pair[2 * j + 1] phase 1
-    for (int64_t j = 0; j < cols; ++j) {
-      if (j == lo) j = hi;  // the common range is filled below
-      if (j >= cols) break;
-      even[j] = j >= lo0 && j < hi0 ? pair[2 * j] : 0.0f;
-      odd[j] = j >= lo1 && j < hi1 ? pair[2 * j + 1] : 0.0f;
-    }
+    const auto edge = [&](int64_t j) {
+      even[j] = j >= valid[0].lo && j < valid[0].hi ? pair[2 * j] : 0.0f;
+      odd[j] = j >= valid[1].lo && j < valid[1].hi ? pair[2 * j + 1] : 0.0f;
+    };
+    for (int64_t j = 0; j < lo; ++j) edge(j);
     for (int64_t j = lo; j < hi; ++j) {
       even[j] = pair[2 * j];
       odd[j] = pair[2 * j + 1];
     }
+    for (int64_t j = hi; j < cols; ++j) edge(j);
     return;
   }
   for (int64_t px = 0; px < c.sw; ++px) {
-    int64_t lo = 0, hi = 0;
-    valid(px, lo, hi);
     const float* src = row + px - c.pw;  // input column of j: src[j * sw]
     float* out = dst[px];
-    simd::fill_zero(out, lo);
-    if (c.sw == 1) {
-      simd::copy(out + lo, src + lo, hi - lo);
-    } else {
-      for (int64_t j = lo; j < hi; ++j) out[j] = src[j * c.sw];
-    }
-    simd::fill_zero(out + hi, cols - hi);
+    zero_run(out, valid[px].lo);
+    for (int64_t j = valid[px].lo; j < valid[px].hi; ++j) out[j] = src[j * c.sw];
+    zero_run(out + valid[px].hi, cols - valid[px].hi);
   }
 }
 
@@ -71,15 +96,17 @@ void fill_phase_rows_range(const Conv2d& c, const float* in, int64_t row_begin, 
                            int64_t plane_floats) {
   const int64_t cols = c.phase_cols;
   float* dst[kConvPhaseMaxStride];
+  ValidColumns valid[kConvPhaseMaxStride];
+  for (int64_t px = 0; px < c.sw; ++px) valid[px] = valid_columns(c, px);
   for (int64_t py = 0; py < c.sh; ++py) {
     float* const phase = planes + py * c.sw * plane_floats;
     for (int64_t i = row_begin; i < row_end; ++i) {
       for (int64_t px = 0; px < c.sw; ++px) dst[px] = phase + px * plane_floats + (i - row_begin) * cols;
-      fill_phase_rows(c, in, py, i, dst);
+      fill_phase_rows(c, in, py, i, valid, dst);
     }
     for (int64_t px = 0; px < c.sw; ++px) {
       float* const plane = phase + px * plane_floats;
-      std::fill(plane + (row_end - row_begin) * cols, plane + plane_floats, 0.0f);
+      simd::fill_zero(plane + (row_end - row_begin) * cols, plane_floats - (row_end - row_begin) * cols);
     }
   }
 }

@@ -64,6 +64,10 @@ const ConvShape kConvShapes[] = {
     {"depthwise 3x3 s1", 19, 13, 17, 19, 3, 1, 19},
     {"depthwise 3x3 s2", 19, 13, 17, 19, 3, 2, 19},
     {"depthwise 5x5 s2", 6, 21, 22, 6, 5, 2, 6},
+    // Stride-1 row blocks: 5x5, three vectors per row (an odd count for two-vector blocks), and
+    // fewer rows than a block (the grouped-tap path).
+    {"depthwise 5x5 s1", 7, 11, 37, 7, 5, 1, 7},
+    {"depthwise 3x3 s1, 3 rows", 5, 3, 40, 5, 3, 1, 5},
     {"5x5 s2 dense stem", 3, 23, 21, 10, 5, 2, 1},
     {"1x1 s2 (dense path)", 6, 9, 11, 7, 1, 2, 1},
     {"1x1 wide", 40, 26, 26, 33, 1, 1, 1},
