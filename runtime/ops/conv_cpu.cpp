@@ -6,6 +6,8 @@
 //   everything else: tasks over bands of output rows, each filling the band's phase planes, then a
 //     GEMM over its flattened outputs with the taps as B's rows, then compacting the rows into Y.
 #include <algorithm>
+#include <array>
+#include <map>
 #include <vector>
 
 #include "runtime/ops/conv_epilogue.h"
@@ -73,42 +75,93 @@ const float* packed_weights(const Conv2d& c, const CpuKernelTable& kernels, cons
   return packed.data();
 }
 
-// How a GEMM is cut into tasks for `threads`: blocks of `columns` output columns (of `width`) and
-// of `rows` output channels (of `height`), per image and group (`planes` of them).
+// How a GEMM is cut into tasks for `threads`: column_blocks blocks of output columns (of `width`)
+// times row_blocks blocks of `rows` output channels (of `height`), per image and group (`planes`
+// of them).
 struct GemmTasks {
-  int64_t columns = 0, column_blocks = 0;
-  int64_t rows = 0, row_blocks = 0;
+  int64_t width = 0, column_units = 0, column_blocks = 0;
+  int64_t height = 0, row_units = 0, row_blocks = 0;
   int64_t per_plane() const { return column_blocks * row_blocks; }
+  // Block j's first column and row: blocks differ by at most one unit, so that tasks take about
+  // equal time.
+  int64_t column_begin(int64_t j) const { return std::min(width, column_units * j / column_blocks * kColumnUnit); }
+  int64_t row_begin(int64_t j) const { return std::min(height, row_units * j / row_blocks * kRowUnit); }
+
+  // Every level's GEMM tile width divides kColumnUnit, so only the last block has a partial tile;
+  // row blocks start on a packed tile.
+  static constexpr int64_t kColumnUnit = 48;
+  static constexpr int64_t kRowUnit = kGemmRowBlockUnit;
 };
 
-GemmTasks split_gemm(int64_t planes, int64_t height, int64_t width, int64_t threads) {
-  // Multiples of 192 columns and 16 rows: every level's GEMM tile divides them, so only the last
-  // block has partial tiles. Four tasks per thread balance uneven progress; small planes
-  // (13 x 13 = 169 columns) need the rows split too, or a single task would hold the whole conv.
-  constexpr int64_t kColumnUnit = 192, kRowUnit = kGemmRowBlockUnit, kMaxColumns = 4032;
-  const auto round_up = [](int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; };
+// The split with the shortest estimated finish: tasks are claimed in order by whichever thread is
+// free, each costing its multiply-adds, its share of A and B brought into cache, and a fixed
+// overhead; all in multiply-add lanes, the weights rough figures for these kernels (a float from
+// L2 about 8 lanes, a task's start about 0.5 us). Narrow column blocks re-stream A and short row
+// blocks re-stream B, so neither "columns first" nor "rows first" is right for every shape.
+GemmTasks split_gemm(int64_t planes, int64_t height, int64_t width, int64_t depth, int64_t threads) {
+  constexpr int64_t kMaxColumns = 4032;  // a task's share of B stays in L2
+  constexpr int64_t kMaxBlocks = 16, kMaxThreads = 64, kMaxTasksPerThread = 8;
+  constexpr double kFloatCost = 8, kTaskCost = 60000;
   const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  const int64_t wanted = threads > 1 ? 4 * threads : 1;
   GemmTasks t;
-  t.columns = std::clamp(round_up(ceil_div(width, ceil_div(wanted, planes)), kColumnUnit), kColumnUnit, kMaxColumns);
-  t.column_blocks = ceil_div(width, t.columns);
-  const int64_t row_blocks = std::max<int64_t>(ceil_div(wanted, planes * t.column_blocks), 1);
-  t.rows = round_up(ceil_div(height, row_blocks), kRowUnit);
-  t.row_blocks = ceil_div(height, t.rows);
+  t.width = width;
+  t.height = height;
+  t.column_units = ceil_div(width, GemmTasks::kColumnUnit);
+  t.row_units = ceil_div(height, GemmTasks::kRowUnit);
+  t.column_blocks = ceil_div(width, kMaxColumns);
+  t.row_blocks = 1;
+  if (threads <= 1) return t;
+  threads = std::min(threads, kMaxThreads);  // beyond that, as many tasks as 64 threads would want
+  double best = -1;
+  GemmTasks candidate = t;
+  for (int64_t cb = t.column_blocks; cb <= std::min(t.column_units, kMaxBlocks); ++cb) {
+    for (int64_t rb = 1; rb <= std::min(t.row_units, kMaxBlocks); ++rb) {
+      if (planes * cb * rb > kMaxTasksPerThread * threads && !(cb == t.column_blocks && rb == 1)) break;
+      candidate.column_blocks = cb;
+      candidate.row_blocks = rb;
+      double free_at[kMaxThreads] = {};
+      for (int64_t task = 0; task < planes * cb * rb; ++task) {
+        const int64_t r = task % rb, col = task / rb % cb;
+        const auto rows = static_cast<double>(candidate.row_begin(r + 1) - candidate.row_begin(r));
+        const auto cols = static_cast<double>(candidate.column_begin(col + 1) - candidate.column_begin(col));
+        const double cost = rows * cols * static_cast<double>(depth) +
+                            (rows + cols) * static_cast<double>(depth) * kFloatCost + kTaskCost;
+        double* next = std::min_element(free_at, free_at + threads);
+        *next += cost;
+      }
+      const double finish = *std::max_element(free_at, free_at + threads);
+      if (best < 0 || finish < best) {
+        best = finish;
+        t = candidate;
+      }
+    }
+  }
   return t;
 }
 
+// split_gemm's result per shape and thread count, worked out on first use: its search is far
+// slower than a small conv.
+const GemmTasks& gemm_split_for(int64_t planes, int64_t height, int64_t width, int64_t depth, int64_t threads) {
+  thread_local std::map<std::array<int64_t, 5>, GemmTasks> splits;
+  const std::array<int64_t, 5> key{planes, height, width, depth, threads};
+  auto found = splits.find(key);
+  if (found == splits.end()) found = splits.emplace(key, split_gemm(planes, height, width, depth, threads)).first;
+  return found->second;
+}
+
 void run_pointwise(const Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
-  const GemmTasks t = split_gemm(c.batch * c.group, c.mg, c.output_plane, pool != nullptr ? pool->size() : 1);
+  const GemmTasks& t =
+      gemm_split_for(c.batch * c.group, c.mg, c.output_plane, c.kernel_columns, pool != nullptr ? pool->size() : 1);
   parallel_for(pool, c.batch * c.group * t.per_plane(), 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> panel;
     panel.resize(static_cast<size_t>(c.kernel_columns * kGemmPanelColumns));
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t row = (task % t.row_blocks) * t.rows;
-      const int64_t column = (task / t.row_blocks % t.column_blocks) * t.columns;
+      const int64_t row_block = task % t.row_blocks;
+      const int64_t column_block = task / t.row_blocks % t.column_blocks;
       const int64_t image_group = task / t.per_plane();
-      kernels.conv_pointwise_block(c, image_group / c.group, image_group % c.group, row, std::min(c.mg, row + t.rows),
-                                   column, std::min(c.output_plane, column + t.columns), panel.data());
+      kernels.conv_pointwise_block(c, image_group / c.group, image_group % c.group, t.row_begin(row_block),
+                                   t.row_begin(row_block + 1), t.column_begin(column_block),
+                                   t.column_begin(column_block + 1), panel.data());
     }
   });
 }

@@ -169,6 +169,33 @@ TEST_CASE("conv: cpu kernel matches the reference on awkward shapes, 1 and 2 thr
   }
 }
 
+TEST_CASE("conv: 1x1 work split over output channels and columns matches the reference for 2, 3 and 5 threads") {
+  // Row blocks of uneven size (70 channels are 5 units of 16), column blocks ending in a partial
+  // tile (26 x 26 = 676 columns), many channels on a small plane, and batches with groups.
+  const ConvCase cases[] = {
+      {1, 9, 26, 26, 70, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", true},
+      {1, 40, 13, 13, 256, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", true},
+      {3, 8, 7, 50, 12, 1, 1, 2, 1, 1, 1, 1, {0, 0, 0, 0}, "", false},
+      {1, 16, 104, 104, 32, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", true},
+  };
+  ThreadPool pool2(2), pool3(3), pool5(5);
+  uint32_t seed = 300;
+  for (const ConvCase& c : cases) {
+    INFO(describe(c));
+    const ConvInputs in = random_conv_inputs(c, seed++);
+    const Node node = conv_node(c);
+    auto expected = run_op(node, in.list(), true);
+    REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+    for (ThreadPool* pool : {&pool2, &pool3, &pool5}) {
+      CAPTURE(pool->size());
+      auto actual = run_op(node, in.list(), false, pool);
+      REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
+      const ErrorStats error = compare_tensors(actual->at(0), expected->at(0));
+      CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+    }
+  }
+}
+
 TEST_CASE("conv: reference matches a direct float64 convolution over a zero-padded input") {
   uint32_t seed = 100;
   for (const ConvCase& c : conv_cases()) {
