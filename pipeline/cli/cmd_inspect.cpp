@@ -159,7 +159,8 @@ struct Roofline {
   RooflineEstimate estimate;
 };
 
-// The fused plan on the --device board: activations moved plus weights read once, halved in fp16.
+// The fused plan on the --device board: activations moved (halved in fp16 storage) plus weights read
+// once (f32 in either mode).
 Result<Roofline> roofline_for(const InspectReport& report, const ParsedArgs& args) {
   Roofline r;
   if (!args.has("device")) return r;
@@ -174,7 +175,7 @@ Result<Roofline> roofline_for(const InspectReport& report, const ParsedArgs& arg
     return invalid_argument("--precision: '", precision, "' is not one of fp32, fp16");
   }
   r.fp16 = precision == "fp16";
-  r.bytes = static_cast<double>(report.moved_fused + report.weight_bytes) / (r.fp16 ? 2.0 : 1.0);
+  r.bytes = static_cast<double>(report.moved_fused) / (r.fp16 ? 2.0 : 1.0) + static_cast<double>(report.weight_bytes);
   r.flops = static_cast<double>(report.flops_fused);
   r.estimate = roofline(*r.board, r.bytes, r.flops);
   return r;

@@ -47,8 +47,8 @@ OptionSpec precision_option() {
           .value_name = "NAME",
           .default_value = "fp32",
           .description =
-              "on the GPU, fp16 stores activations and weights as 16-bit floats (math stays fp32); the "
-              "CPU runs fp32"};
+              "on the GPU, fp16 stores activations as 16-bit floats (math and weights stay fp32; the first "
+              "frame picks the few layers whose inputs stay fp32); the CPU runs fp32"};
 }
 
 Result<GpuBackendOptions> gpu_options_from_args(const ParsedArgs& args) {

@@ -62,8 +62,10 @@ const std::array kModelFields = {
     FieldSpec<ModelConfig>{{.key = "precision",
                             .type = kChoice,
                             .choices = "fp32|fp16",
-                            .description = "On the GPU, fp16 stores activations and weights as 16-bit floats "
-                                           "(half the memory traffic; math stays fp32). The CPU runs fp32."},
+                            .description = "On the GPU, fp16 stores activations as 16-bit floats (about half "
+                                           "the memory traffic; math and weights stay fp32, and the first "
+                                           "frame picks the few layers whose inputs stay fp32). The CPU "
+                                           "runs fp32."},
                            &ModelConfig::precision},
     FieldSpec<ModelConfig>{{.key = "threads",
                             .type = kInt,

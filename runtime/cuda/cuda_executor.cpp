@@ -40,6 +40,7 @@ struct ShapeState {
   cudaGraph_t filled_graph = nullptr;
   cudaGraphExec_t filled_graph_exec = nullptr;
   size_t device_bytes = 0;
+  std::optional<gpu::Fp16Calibration> calibration;
 
   ~ShapeState() {
     if (graph_exec != nullptr) cudaGraphExecDestroy(graph_exec);
@@ -64,8 +65,18 @@ struct CudaExecutor::Impl {
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
 
-  Result<ShapeState*> state_for(std::span<const TensorDesc> inputs);
-  Status build(ShapeState& state, std::span<const TensorDesc> inputs);
+  // Writes the current frame's inputs into a state's device buffers, enqueued on `stream`.
+  using InputLoader = std::function<Status(ShapeState& state)>;
+
+  // The state of these input shapes, built on first use (`load` gives the frame, for calibration).
+  Result<ShapeState*> state_for(std::span<const TensorDesc> inputs, const InputLoader& load);
+  Status build(ShapeState& state, std::span<const TensorDesc> inputs, const gpu::LoweringOptions& lowering);
+  // fp16 calibration on the current frame: the f32 plan's outputs, then candidate plans
+  // (fp16_calibration.h), each built, run once and freed.
+  Result<gpu::Fp16Calibration> calibrate(std::span<const TensorDesc> inputs, const InputLoader& load);
+  // Loads the inputs, runs every step once without a CUDA graph and returns all outputs (no row
+  // filter).
+  Result<std::vector<Tensor>> run_once(ShapeState& state, const InputLoader& load);
   // Captures the frame (with or without the input uploads) as a CUDA graph.
   Status capture(ShapeState& state, bool upload_inputs, cudaGraph_t& graph, cudaGraphExec_t& exec);
   // Uploads the inputs (unless the caller wrote them on the device), runs every step and
@@ -96,23 +107,56 @@ Status CudaExecutor::Impl::download_filtered_rows(ShapeState& state, Tensor& out
   return Status::ok();
 }
 
-Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> inputs) {
+Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> inputs, const InputLoader& load) {
   std::vector<Shape> signature;
   for (const TensorDesc& input : inputs) signature.push_back(input.shape);
   auto found = states.find(signature);
   if (found != states.end()) return found->second.get();
   auto state = std::make_unique<ShapeState>();
-  EF_RETURN_IF_ERROR(build(*state, inputs));
+  gpu::LoweringOptions lowering{.fp16_storage = options.fp16, .row_filter = options.row_filter};
+  if (options.fp16 && options.fp16_calibration) {
+    EF_ASSIGN_OR_RETURN(state->calibration, calibrate(inputs, load));
+    lowering.f32_values = state->calibration->f32_values;
+  }
+  EF_RETURN_IF_ERROR(build(*state, inputs, lowering));
   ShapeState* raw = state.get();
   states.emplace(std::move(signature), std::move(state));
   return raw;
 }
 
-Status CudaExecutor::Impl::build(ShapeState& state, std::span<const TensorDesc> inputs) {
+Result<std::vector<Tensor>> CudaExecutor::Impl::run_once(ShapeState& state, const InputLoader& load) {
+  EF_RETURN_IF_ERROR(load(state));
+  EF_RETURN_IF_ERROR(enqueue_frame(state, false));
+  EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  std::vector<Tensor> outputs;
+  for (size_t j = 0; j < state.outputs.size(); ++j) {
+    const TensorDesc& desc = state.lowered.output_descs[j];
+    outputs.push_back(Tensor::empty(desc.dtype, desc.shape));
+    if (desc.nbytes() > 0) std::memcpy(outputs.back().raw_data(), state.pinned_outputs[j].get(), desc.nbytes());
+  }
+  return outputs;
+}
+
+Result<gpu::Fp16Calibration> CudaExecutor::Impl::calibrate(std::span<const TensorDesc> inputs,
+                                                           const InputLoader& load) {
+  std::vector<Tensor> reference;
+  {
+    ShapeState f32;
+    EF_RETURN_IF_ERROR(build(f32, inputs, gpu::LoweringOptions{}));
+    EF_ASSIGN_OR_RETURN(reference, run_once(f32, load));
+  }
+  const auto evaluate = [&](const std::vector<uint8_t>& f32_values) -> Result<std::vector<Tensor>> {
+    ShapeState candidate;
+    EF_RETURN_IF_ERROR(build(candidate, inputs, gpu::LoweringOptions{.fp16_storage = true, .f32_values = f32_values}));
+    return run_once(candidate, load);
+  };
+  return gpu::calibrate_fp16(*graph, reference, evaluate, options.calibration);
+}
+
+Status CudaExecutor::Impl::build(ShapeState& state, std::span<const TensorDesc> inputs,
+                                 const gpu::LoweringOptions& lowering) {
   EF_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(*graph, inputs));
-  EF_ASSIGN_OR_RETURN(state.lowered, gpu::lower_plan(*graph, std::move(plan),
-                                                     gpu::LoweringOptions{.fp16_storage = options.fp16,
-                                                                          .row_filter = options.row_filter}));
+  EF_ASSIGN_OR_RETURN(state.lowered, gpu::lower_plan(*graph, std::move(plan), lowering));
   const gpu::LoweredPlan& lowered = state.lowered;
 
   EF_RETURN_IF_ERROR(device_alloc(state.arena, lowered.plan.arena_bytes));
@@ -265,10 +309,24 @@ Result<std::vector<Tensor>> CudaExecutor::run(std::span<const Tensor> inputs) {
   EF_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl.options.device));
   std::vector<TensorDesc> descs;
   for (const Tensor& input : inputs) descs.push_back(input.desc());
-  EF_ASSIGN_OR_RETURN(ShapeState * state, impl.state_for(descs));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].nbytes() > 0) std::memcpy(state->pinned_inputs[i].get(), inputs[i].raw_data(), inputs[i].nbytes());
-  }
+  // Host inputs through a state's pinned buffers (finish_frame uploads them; calibration runs copy
+  // them up themselves).
+  const auto stage = [&](ShapeState& state) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].nbytes() > 0) std::memcpy(state.pinned_inputs[i].get(), inputs[i].raw_data(), inputs[i].nbytes());
+    }
+  };
+  const auto load = [&](ShapeState& state) -> Status {
+    stage(state);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].nbytes() == 0) continue;
+      EF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(state.inputs[i].get(), state.pinned_inputs[i].get(), inputs[i].nbytes(),
+                                              cudaMemcpyHostToDevice, impl.stream));
+    }
+    return Status::ok();
+  };
+  EF_ASSIGN_OR_RETURN(ShapeState * state, impl.state_for(descs, load));
+  stage(*state);
   return impl.finish_frame(*state, true);
 }
 
@@ -286,10 +344,14 @@ Result<std::vector<Tensor>> CudaExecutor::run_filled(std::span<const TensorDesc>
     }
   }
   EF_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl.options.device));
-  EF_ASSIGN_OR_RETURN(ShapeState * state, impl.state_for(input_descs));
-  std::vector<void*> device_inputs;
-  for (const DeviceBytes& input : state->inputs) device_inputs.push_back(input.get());
-  EF_RETURN_IF_ERROR(fill(device_inputs, impl.stream));  // enqueued on our stream: ordered before the frame
+  // Enqueued on our stream: ordered before the frame.
+  const auto load = [&](ShapeState& state) -> Status {
+    std::vector<void*> device_inputs;
+    for (const DeviceBytes& input : state.inputs) device_inputs.push_back(input.get());
+    return fill(device_inputs, impl.stream);
+  };
+  EF_ASSIGN_OR_RETURN(ShapeState * state, impl.state_for(input_descs, load));
+  EF_RETURN_IF_ERROR(load(*state));
   return impl.finish_frame(*state, false);
 }
 
@@ -329,6 +391,10 @@ const gpu::LoweredPlan* CudaExecutor::last_plan() const {
 
 bool CudaExecutor::last_run_used_cuda_graph() const {
   return impl_->last_used_graph;
+}
+
+const gpu::Fp16Calibration* CudaExecutor::last_fp16_calibration() const {
+  return impl_->last != nullptr && impl_->last->calibration ? &*impl_->last->calibration : nullptr;
 }
 
 size_t CudaExecutor::last_device_bytes() const {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cuda/fp16_calibration.h"
 #include "runtime/cuda/lowering.h"
 #include "runtime/graph.h"
 #include "runtime/status.h"
@@ -27,7 +28,12 @@ namespace edgefuse {
 struct CudaExecutorOptions {
   int device = 0;
   bool use_cuda_graph = true;  // capture each shape's plan as a CUDA graph and replay it
-  bool fp16 = false;           // fp16 storage of activations and weights, f32 math (gpu::LoweringOptions)
+  bool fp16 = false;           // fp16 storage of activations, f32 math (gpu::LoweringOptions)
+  // fp16: the first frame of each input shape picks the layers whose inputs stay f32
+  // (gpu::calibrate_fp16), running candidate plans on the device on that frame; off: every
+  // activation in fp16.
+  bool fp16_calibration = true;
+  gpu::Fp16CalibrationOptions calibration;
   // Only rows of one output that pass a threshold come back (gpu::RowFilter); the rest read as zeros.
   std::optional<gpu::RowFilter> row_filter;
 };
@@ -57,6 +63,8 @@ class CudaExecutor {
   bool last_run_used_cuda_graph() const;
   // Device bytes held for the last run's shapes: arena, constants, inputs and outputs.
   size_t last_device_bytes() const;
+  // The fp16 calibration of the last run's shapes, or nullptr (fp32, or calibration off).
+  const gpu::Fp16Calibration* last_fp16_calibration() const;
 
  private:
   struct Impl;

@@ -42,7 +42,7 @@ class InferenceBackend {
 };
 
 struct GpuBackendOptions {
-  bool fp16 = false;           // fp16 storage, f32 math (gpu::LoweringOptions); the CPU ignores it
+  bool fp16 = false;           // fp16 activation storage, calibrated (CudaExecutorOptions); the CPU ignores it
   bool use_cuda_graph = true;  // replay each input shape's captured CUDA graph
   // Only an output's rows that pass a threshold are downloaded, the rest read as zeros
   // (gpu::RowFilter); the CPU returns every row, which decodes the same.

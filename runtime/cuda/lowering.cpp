@@ -62,6 +62,16 @@ class Lowerer {
   bool known(ValueId v) const { return plan_.known[static_cast<size_t>(v)].has_data(); }
   const Tensor& known_tensor(ValueId v) const { return plan_.known[static_cast<size_t>(v)]; }
 
+  bool kept_f32(ValueId v) const {
+    const std::vector<uint8_t>& keep = out_.options.f32_values;
+    return static_cast<size_t>(v) < keep.size() && keep[static_cast<size_t>(v)] != 0;
+  }
+  // The aliased Concat output v is a block of, else v.
+  ValueId alias_root(ValueId v) const {
+    const ValueId concat = plan_.alias_of[static_cast<size_t>(v)];
+    return concat != kNoValue ? concat : v;
+  }
+
   // Graph inputs and outputs, then arena values; known values get a constant block on first use.
   void place_values() {
     const size_t count = graph_.values().size();
@@ -69,9 +79,15 @@ class Lowerer {
     for (size_t i = 0; i < graph_.inputs().size(); ++i) {
       out_.value_refs[static_cast<size_t>(graph_.inputs()[i])] = {Region::kInput, static_cast<int32_t>(i), 0};
     }
+    // A Concat output and its aliased blocks share one storage type: f32 when any of them is kept.
+    std::vector<bool> root_kept(count, false);
+    for (size_t v = 0; v < count; ++v) {
+      if (kept_f32(static_cast<ValueId>(v))) root_kept[static_cast<size_t>(alias_root(static_cast<ValueId>(v)))] = true;
+    }
     for (size_t v = 0; v < count; ++v) {
       if (!plan_.in_arena(static_cast<ValueId>(v))) continue;
-      const bool half = fp16_ && plan_.descs[v].dtype == DType::kF32;
+      const bool half = fp16_ && plan_.descs[v].dtype == DType::kF32 &&
+                        !root_kept[static_cast<size_t>(alias_root(static_cast<ValueId>(v)))];
       int64_t offset = plan_.offset[v];
       // A block of an aliased Concat sits at its f32 byte position inside the output; stored as
       // f16 the output is half as long, so the block moves to half its distance from the start.
@@ -98,20 +114,13 @@ class Lowerer {
     return {Region::kConstants, 0, static_cast<int64_t>(offset)};
   }
 
-  // Where a kernel reads value v from: its place, or (known values) its constant block.
+  // Where a kernel reads value v from: its place, or (known values) its constant block, in f32.
   BufferRef operand(ValueId v) {
     if (v == kNoValue) return {};
     BufferRef& ref = out_.value_refs[static_cast<size_t>(v)];
     if (ref.region == Region::kNone && known(v)) {
       const Tensor& t = known_tensor(v);
-      if (fp16_ && t.dtype() == DType::kF32) {
-        std::vector<uint16_t> halves(static_cast<size_t>(t.numel()));
-        for (size_t i = 0; i < halves.size(); ++i) halves[i] = float_to_half_bits(t.data<float>()[i]);
-        ref = add_constant(halves.data(), halves.size() * sizeof(uint16_t));
-        ref.half = true;
-      } else {
-        ref = add_constant(t.raw_data(), t.nbytes());
-      }
+      ref = add_constant(t.raw_data(), t.nbytes());
     }
     return ref;
   }

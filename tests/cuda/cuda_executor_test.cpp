@@ -132,6 +132,39 @@ TEST_CASE("YOLOX-nano on the GPU with a row filter brings back the rows above th
   }
 }
 
+TEST_CASE("YOLOX-nano in fp16 on the GPU: the first frame calibrates which layers stay f32, then frames replay") {
+  REQUIRE_CUDA_DEVICE();
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  // Pixel-range noise (YOLOX-nano takes 0-255 BGR): two frames, the first calibrates.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> pixel(0.0f, 255.0f);
+  std::vector<std::vector<Tensor>> frames;
+  for (int f = 0; f < 2; ++f) {
+    Tensor t = Tensor::empty(DType::kF32, {1, 3, 416, 416});
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = pixel(rng);
+    frames.push_back({std::move(t)});
+  }
+  Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
+  REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
+  Result<std::unique_ptr<CudaExecutor>> gpu = CudaExecutor::create(graph, CudaExecutorOptions{.fp16 = true});
+  REQUIRE_MESSAGE(gpu.is_ok(), gpu.status().to_string());
+  for (const std::vector<Tensor>& frame : frames) {
+    Result<std::vector<Tensor>> expected = cpu->run(frame);
+    REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+    const std::vector<Tensor> actual = run_on_gpu(**gpu, frame);
+    const gpu::Fp16Calibration* calibration = (*gpu)->last_fp16_calibration();
+    REQUIRE(calibration != nullptr);
+    MESSAGE("fp16 calibration: all fp16 ", calibration->all_half_error, ", ", calibration->kept_nodes.size(),
+            " layers kept f32: ", calibration->error, " (", calibration->evaluations, " runs)");
+    CHECK((calibration->error <= 5e-3 || static_cast<int>(calibration->kept_nodes.size()) == 8));
+    const double error = gpu::largest_relative_l2(actual, *expected);
+    MESSAGE("fp16 with calibrated f32 layers vs CPU f32: ", error);
+    CHECK(error <= 1e-2);
+    CHECK((*gpu)->last_run_used_cuda_graph());
+  }
+}
+
 TEST_CASE("a new input shape is planned and captured once, then reused") {
   REQUIRE_CUDA_DEVICE();
   GraphMaker m;

@@ -16,6 +16,7 @@
 #include "models/detect/yolox_decode.h"
 #include "models/detector/preprocess.h"
 #include "models/onnx/onnx_importer.h"
+#include "runtime/cuda/fp16_calibration.h"
 #include "runtime/cuda/host_runner.h"
 #include "runtime/executor.h"
 #include "tests/fusion/fusion_test_graphs.h"
@@ -106,9 +107,9 @@ TEST_CASE(
     REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
     Result<std::vector<Tensor>> half = gpu::run_lowered_on_host(*graph, *lowered, inputs, &pool);
     REQUIRE_MESSAGE(half.is_ok(), half.status().to_string());
-    // Measured 0.4-1.9 %: YOLOX-nano's raw outputs amplify any 2^-11 perturbation about 50x (f16
-    // activations with f32 weights, or the reverse, each give about 1.2 %), so fp16 storage cannot
-    // reach the 1e-2 goal on its own; the detections, which are what the product emits, agree.
+    // Measured 0.2-1.4 %: one early layer of YOLOX-nano amplifies the rounding of its input many
+    // times, so storing every activation in fp16 misses the 1e-2 goal on some photos; the layers
+    // calibration keeps in f32 bring it within (next test). The detections agree either way.
     const ErrorStats error = compare_tensors((*half)[0], (*expected)[0]);
     MESSAGE(std::string(name), ": fp16 storage vs f32: ", error.to_string());
     CHECK(error.relative_l2 <= 2.5e-2);
@@ -139,6 +140,71 @@ TEST_CASE(
         return g.class_id == w.class_id && iou(g.box, w.box) >= 0.95f && std::abs(g.score - w.score) <= 0.02f;
       });
       CHECK_MESSAGE(match != got.end(), "class ", w.class_id, " score ", w.score, " has no fp16 match");
+    }
+  }
+}
+
+TEST_CASE(
+    "YOLOX-nano in fp16 storage, with the layers calibration keeps in f32, stays within 1e-2 of f32 on every shared "
+    "photo") {
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(photo, "data/images/dog.jpg");
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
+  REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
+  ThreadPool pool(ThreadPool::hardware_threads());
+  const auto photo_input = [](const char* name) {
+    const std::filesystem::path image_path = assets_dir() / "data/images" / name;
+    const cv::Mat image = cv::imread(image_path.string());
+    REQUIRE_FALSE(image.empty());
+    Result<PreprocessedImage> input = preprocess_yolox(image, 416, 416);
+    REQUIRE_MESSAGE(input.is_ok(), input.status().to_string());
+    return std::vector<Tensor>{input->input};
+  };
+  const auto emulate = [&](const std::vector<Tensor>& inputs, const std::vector<uint8_t>& f32_values) {
+    const gpu::LoweredPlan lowered =
+        lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.fp16_storage = true, .f32_values = f32_values});
+    return gpu::run_lowered_on_host(*graph, lowered, inputs, &pool);
+  };
+
+  // Calibrated on one photo, the emulated GPU arithmetic deciding.
+  const std::vector<Tensor> calibration_input = photo_input("dog.jpg");
+  Result<std::vector<Tensor>> reference = cpu->run(calibration_input);
+  REQUIRE_MESSAGE(reference.is_ok(), reference.status().to_string());
+  Result<gpu::Fp16Calibration> calibration = gpu::calibrate_fp16(
+      *graph, *reference, [&](const std::vector<uint8_t>& keep) { return emulate(calibration_input, keep); });
+  REQUIRE_MESSAGE(calibration.is_ok(), calibration.status().to_string());
+  std::string kept;
+  for (size_t k = 0; k < calibration->kept_nodes.size(); ++k) {
+    kept += make_message(" ", graph->node(calibration->kept_nodes[k]).name, " (", calibration->errors[k], ")");
+  }
+  MESSAGE("calibration on dog.jpg: all fp16 ", calibration->all_half_error, ", with", kept, " in f32 ",
+          calibration->error, " (", calibration->evaluations, " runs)");
+  CHECK(calibration->all_half_error > 1e-2);  // the problem this solves
+  CHECK(calibration->error <= 5e-3);
+  CHECK(!calibration->kept_nodes.empty());
+  CHECK(calibration->kept_nodes.size() <= 4);
+
+  // The same choice on every photo: within 1e-2 and the same objects.
+  for (const char* name : {"dog.jpg", "person.jpg", "giraffe.jpg", "horses.jpg"}) {
+    INFO("image ", std::string(name));
+    const std::vector<Tensor> inputs = photo_input(name);
+    Result<std::vector<Tensor>> expected = cpu->run(inputs);
+    REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+    Result<std::vector<Tensor>> mixed = emulate(inputs, calibration->f32_values);
+    REQUIRE_MESSAGE(mixed.is_ok(), mixed.status().to_string());
+    const double error = gpu::largest_relative_l2(*mixed, *expected);
+    MESSAGE(std::string(name), ": fp16 storage with calibrated f32 layers vs f32: ", error);
+    CHECK(error <= 1e-2);
+    const std::vector<Detection> want = yolox_detections((*expected)[0]);
+    const std::vector<Detection> got = yolox_detections((*mixed)[0]);
+    CHECK(!want.empty());
+    REQUIRE(got.size() == want.size());
+    for (const Detection& w : want) {
+      const auto match = std::find_if(got.begin(), got.end(), [&](const Detection& g) {
+        return g.class_id == w.class_id && iou(g.box, w.box) >= 0.99f && std::abs(g.score - w.score) <= 5e-3f;
+      });
+      CHECK_MESSAGE(match != got.end(), "no match for class ", w.class_id, " score ", w.score);
     }
   }
 }
