@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/op_table.h"
+#include "runtime/ops/conv_pair.h"
 
 namespace edgefuse {
 
@@ -95,34 +96,64 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
   }
   for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(graph.inputs()[i])] = inputs[i];
 
-  std::vector<const Tensor*> node_inputs;
-  std::vector<Tensor*> node_outputs;
-  if (options_.profile) profile_ms_.assign(graph.nodes().size(), 0.0);
-  kernel_caches_.resize(graph.nodes().size());
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
-    if (plan.node_skipped[n]) continue;
-    const auto node_start = std::chrono::steady_clock::now();
-    const Node& node = graph.nodes()[n];
-    node_inputs.clear();
+  // A node's kernel arguments: inputs from `values` (which constant), outputs placed or allocated.
+  struct NodeArgs {
+    std::vector<const Tensor*> inputs;
+    std::vector<Tensor*> outputs;
     uint32_t constant_inputs = 0;
+  };
+  const auto prepare = [&](size_t n, NodeArgs& args) {
+    const Node& node = graph.nodes()[n];
+    args.inputs.clear();
+    args.constant_inputs = 0;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId input = node.inputs[i];
-      node_inputs.push_back(input == kNoValue ? nullptr : &values[static_cast<size_t>(input)]);
+      args.inputs.push_back(input == kNoValue ? nullptr : &values[static_cast<size_t>(input)]);
       // The plan owns its known values (initializers, folded values) for the executor's lifetime.
-      if (input != kNoValue && i < 32 && plan.known[static_cast<size_t>(input)].has_data()) constant_inputs |= 1u << i;
+      if (input != kNoValue && i < 32 && plan.known[static_cast<size_t>(input)].has_data()) {
+        args.constant_inputs |= 1u << i;
+      }
     }
-    node_outputs.clear();
+    args.outputs.clear();
     for (ValueId output : node.outputs) {
       const auto v = static_cast<size_t>(output);
       const TensorDesc& desc = plan.descs[v];
       // Graph outputs (kept by the caller) and empty values get their own storage.
       if (plan.offset[v] < 0) values[v] = Tensor::empty(desc.dtype, desc.shape);
-      node_outputs.push_back(&values[v]);
+      args.outputs.push_back(&values[v]);
     }
-    const OpDef& def = op_def(node.op);
-    KernelFn kernel = (options_.reference_kernels || def.cpu == nullptr) ? def.reference : def.cpu;
-    Status ran = kernel(KernelArgs{node, node_inputs, node_outputs, pool_.get(), &kernel_caches_[n], constant_inputs});
-    if (!ran.is_ok()) return ran.with_context(graph.describe_node(static_cast<NodeId>(n)));
+  };
+
+  NodeArgs first, second;
+  if (options_.profile) profile_ms_.assign(graph.nodes().size(), 0.0);
+  kernel_caches_.resize(graph.nodes().size());
+  const std::vector<NodeId>& pairs = kernel_pairs(plan);
+  ran_pairs_.assign(graph.nodes().size(), -1);
+  std::vector<bool> done(graph.nodes().size(), false);
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    if (plan.node_skipped[n] || done[n]) continue;
+    const auto node_start = std::chrono::steady_clock::now();
+    const Node& node = graph.nodes()[n];
+    prepare(n, first);
+    const KernelArgs args{node, first.inputs, first.outputs, pool_.get(), &kernel_caches_[n], first.constant_inputs};
+    bool ran_pair = false;
+    if (const NodeId partner = pairs[n]; partner >= 0) {
+      const auto m = static_cast<size_t>(partner);
+      prepare(m, second);
+      const KernelArgs partner_args{graph.nodes()[m], second.inputs,      second.outputs,
+                                    pool_.get(),      &kernel_caches_[m], second.constant_inputs};
+      Result<bool> paired = cpu_conv_depthwise_pointwise(args, partner_args);
+      if (!paired.is_ok()) return paired.status().with_context(graph.describe_node(static_cast<NodeId>(n)));
+      ran_pair = *paired;
+      done[m] = ran_pair;
+      if (ran_pair) ran_pairs_[n] = partner;
+    }
+    if (!ran_pair) {
+      const OpDef& def = op_def(node.op);
+      KernelFn kernel = (options_.reference_kernels || def.cpu == nullptr) ? def.reference : def.cpu;
+      Status ran = kernel(args);
+      if (!ran.is_ok()) return ran.with_context(graph.describe_node(static_cast<NodeId>(n)));
+    }
     if (options_.profile) {
       profile_ms_[n] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_start).count();
     }
@@ -139,7 +170,51 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
   return outputs;
 }
 
+const std::vector<NodeId>& Executor::kernel_pairs(const MemoryPlan& plan) {
+  auto [it, inserted] = kernel_pairs_.try_emplace(&plan);
+  if (!inserted) return it->second;
+  const Graph& graph = *graph_;
+  std::vector<NodeId>& pairs = it->second;
+  pairs.assign(graph.nodes().size(), -1);
+  if (options_.reference_kernels) return pairs;
+  std::vector<int> consumers(graph.values().size(), 0);
+  for (const Node& node : graph.nodes()) {
+    for (ValueId input : node.inputs) {
+      if (input != kNoValue) ++consumers[static_cast<size_t>(input)];
+    }
+  }
+  for (ValueId output : graph.outputs()) ++consumers[static_cast<size_t>(output)];
+  const auto bytes_overlap = [&](ValueId a, ValueId b) {
+    const auto ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
+    if (plan.offset[ia] < 0 || plan.offset[ib] < 0) return false;
+    const auto a_end = plan.offset[ia] + static_cast<int64_t>(plan.descs[ia].nbytes());
+    const auto b_end = plan.offset[ib] + static_cast<int64_t>(plan.descs[ib].nbytes());
+    return plan.offset[ia] < b_end && plan.offset[ib] < a_end;
+  };
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& node = graph.nodes()[n];
+    if (plan.node_skipped[n] || node.op != OpKind::kConv || node.attrs.get_int("group", 1) <= 1) continue;
+    // The next node run must be a Conv reading this output, which nothing else reads: running it
+    // in place of this node then changes no other value's lifetime.
+    size_t m = n + 1;
+    while (m < graph.nodes().size() && plan.node_skipped[m]) ++m;
+    if (m == graph.nodes().size()) continue;
+    const Node& next = graph.nodes()[m];
+    const ValueId between = node.outputs.empty() ? kNoValue : node.outputs[0];
+    if (between == kNoValue || node.outputs.size() != 1 || next.op != OpKind::kConv || next.inputs.empty() ||
+        next.inputs[0] != between || consumers[static_cast<size_t>(between)] != 1 ||
+        plan.offset[static_cast<size_t>(between)] < 0 || plan.alias_of[static_cast<size_t>(between)] != kNoValue) {
+      continue;
+    }
+    // The pair writes the second's output while the first's input is still being read.
+    if (!next.outputs.empty() && !node.inputs.empty() && bytes_overlap(next.outputs[0], node.inputs[0])) continue;
+    pairs[n] = static_cast<NodeId>(m);
+  }
+  return pairs;
+}
+
 Result<std::vector<Tensor>> Executor::run_dynamic(std::span<const Tensor> inputs) {
+  ran_pairs_.clear();
   const Graph& graph = *graph_;
   std::vector<Tensor> values(graph.values().size());
   std::vector<int> remaining_uses = use_counts_;

@@ -78,16 +78,48 @@ std::string kernel_class(const Graph& graph, const MemoryPlan& plan, NodeId node
   return out.str();
 }
 
+namespace {
+
+// The node run inside node n's kernel, or -1.
+NodeId partner_of(std::span<const NodeId> pairs, size_t n) {
+  return n < pairs.size() ? pairs[n] : -1;
+}
+
+// Nodes that ran inside another node's kernel: their time is that node's.
+std::vector<bool> inside_others(std::span<const NodeId> pairs, size_t nodes) {
+  std::vector<bool> inside(nodes, false);
+  for (NodeId partner : pairs) {
+    if (partner >= 0 && static_cast<size_t>(partner) < nodes) inside[static_cast<size_t>(partner)] = true;
+  }
+  return inside;
+}
+
+// "Conv dw 3x3" with its partner "Conv 1x1": "Conv dw 3x3 + 1x1".
+std::string joined_class(const std::string& first, std::string second) {
+  const std::string shared = "Conv ";
+  if (first.rfind(shared, 0) == 0 && second.rfind(shared, 0) == 0) second.erase(0, shared.size());
+  return first + " + " + second;
+}
+
+}  // namespace
+
 std::vector<OpTime> time_per_op(const Graph& graph, const std::vector<std::vector<double>>& node_ms,
-                                const MemoryPlan* plan) {
+                                const MemoryPlan* plan, std::span<const NodeId> pairs) {
   std::map<std::string, OpTime> by_op;
+  const std::vector<bool> inside = inside_others(pairs, graph.nodes().size());
+  const auto class_of = [&](NodeId id) {
+    return plan != nullptr ? kernel_class(graph, *plan, id) : std::string(op_name(graph.node(id).op));
+  };
   for (size_t n = 0; n < node_ms.size() && n < graph.nodes().size(); ++n) {
-    if (node_ms[n].empty()) continue;
+    if (node_ms[n].empty() || inside[n]) continue;
     const NodeId id = static_cast<NodeId>(n);
-    OpTime& entry = by_op[plan != nullptr ? kernel_class(graph, *plan, id) : std::string(op_name(graph.node(id).op))];
+    const NodeId partner = partner_of(pairs, n);
+    OpTime& entry = by_op[partner >= 0 ? joined_class(class_of(id), class_of(partner)) : class_of(id)];
     entry.nodes += 1;
     entry.median_ms += summarize_latencies(node_ms[n]).median_ms;
-    if (plan != nullptr) entry.flops += node_flops(graph, *plan, id);
+    if (plan != nullptr) {
+      entry.flops += node_flops(graph, *plan, id) + (partner >= 0 ? node_flops(graph, *plan, partner) : 0);
+    }
   }
   std::vector<OpTime> ops;
   for (auto& [name, entry] : by_op) {
@@ -99,22 +131,26 @@ std::vector<OpTime> time_per_op(const Graph& graph, const std::vector<std::vecto
 }
 
 std::vector<NodeTime> slowest_nodes(const Graph& graph, const std::vector<std::vector<double>>& node_ms,
-                                    const MemoryPlan& plan, size_t count) {
+                                    const MemoryPlan& plan, size_t count, std::span<const NodeId> pairs) {
   std::vector<NodeTime> nodes;
+  const std::vector<bool> inside = inside_others(pairs, graph.nodes().size());
   for (size_t n = 0; n < node_ms.size() && n < graph.nodes().size(); ++n) {
-    if (node_ms[n].empty()) continue;
+    if (node_ms[n].empty() || inside[n]) continue;
     const NodeId id = static_cast<NodeId>(n);
+    const NodeId partner = partner_of(pairs, n);
     const Node& node = graph.node(id);
     NodeTime entry;
     entry.node = id;
-    entry.kernel = kernel_class(graph, plan, id);
+    entry.partner = partner;
+    entry.kernel = partner >= 0 ? joined_class(kernel_class(graph, plan, id), kernel_class(graph, plan, partner))
+                                : kernel_class(graph, plan, id);
     std::ostringstream shapes;
     if (!node.inputs.empty()) shapes << shape_to_string(plan.descs[static_cast<size_t>(node.inputs[0])].shape);
     if (!node.outputs.empty())
       shapes << " -> " << shape_to_string(plan.descs[static_cast<size_t>(node.outputs[0])].shape);
     entry.shapes = shapes.str();
     entry.median_ms = summarize_latencies(node_ms[n]).median_ms;
-    entry.flops = node_flops(graph, plan, id);
+    entry.flops = node_flops(graph, plan, id) + (partner >= 0 ? node_flops(graph, plan, partner) : 0);
     nodes.push_back(std::move(entry));
   }
   std::sort(nodes.begin(), nodes.end(), [](const NodeTime& a, const NodeTime& b) { return a.median_ms > b.median_ms; });

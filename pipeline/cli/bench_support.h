@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,22 +37,26 @@ struct OpTime {
 };
 // Per op type, from per-node samples (node_ms[node][run]); sorted by time, largest first. With the
 // plan the nodes ran under, Convs are split by kernel class (kernel_class) and FLOPs are counted, so
-// that each class's rate can be read against the machine's peak (bench/bench_peak).
+// that each class's rate can be read against the machine's peak (bench/bench_peak). `pairs`
+// (Executor::last_kernel_pairs) joins a node run inside another's kernel to that one's class
+// ("Conv dw 3x3 + 1x1"), time and FLOPs.
 std::vector<OpTime> time_per_op(const Graph& graph, const std::vector<std::vector<double>>& node_ms,
-                                const MemoryPlan* plan = nullptr);
+                                const MemoryPlan* plan = nullptr, std::span<const NodeId> pairs = {});
 
 struct NodeTime {
   NodeId node = 0;
+  NodeId partner = -1;   // the node run inside this one's kernel, or -1
   std::string kernel;    // kernel_class
-  std::string shapes;    // "[1,16,208,208] -> [1,32,104,104]": first input and first output
+  std::string shapes;    // "[1,16,208,208] -> [1,32,104,104]": first input and (partner's) first output
   double median_ms = 0;  // the node's median over the timed runs
   int64_t flops = 0;
 
   double gflops_per_s() const { return median_ms > 0 ? static_cast<double>(flops) / (median_ms * 1e6) : 0; }
 };
-// The `count` slowest nodes the plan ran, slowest first: where a kernel class's time goes.
+// The `count` slowest nodes the plan ran, slowest first: where a kernel class's time goes. Pairs
+// as in time_per_op.
 std::vector<NodeTime> slowest_nodes(const Graph& graph, const std::vector<std::vector<double>>& node_ms,
-                                    const MemoryPlan& plan, size_t count);
+                                    const MemoryPlan& plan, size_t count, std::span<const NodeId> pairs = {});
 
 // What kind of CPU kernel a node runs: its op name, refined for Conv by kernel size, stride and
 // grouping ("Conv 1x1", "Conv 3x3/2", "Conv dw 3x3", "Conv grouped 3x3").

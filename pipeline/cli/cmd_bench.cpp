@@ -58,6 +58,17 @@ const CommandSpec& bench_spec() {
   return spec;
 }
 
+namespace {
+
+// "dw_name + pw_name" for a pair.
+std::string node_names(const Graph& graph, const NodeTime& node) {
+  std::string names = graph.node(node.node).name;
+  if (node.partner >= 0) names += " + " + graph.node(node.partner).name;
+  return names;
+}
+
+}  // namespace
+
 Status run_bench(const ParsedArgs& args) {
   const std::string& model = args.get("model");
   EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> graph, load_model(model));
@@ -101,10 +112,12 @@ Status run_bench(const ParsedArgs& args) {
       node_ms[n].push_back(executor->last_profile_ms()[n]);
   }
   const std::vector<OpTime> op_times =
-      options.profile ? time_per_op(*graph, node_ms, executor->memory_plan()) : std::vector<OpTime>{};
+      options.profile ? time_per_op(*graph, node_ms, executor->memory_plan(), executor->last_kernel_pairs())
+                      : std::vector<OpTime>{};
   const std::vector<NodeTime> slowest =
       options.profile && executor->memory_plan() != nullptr
-          ? slowest_nodes(*graph, node_ms, *executor->memory_plan(), static_cast<size_t>(args.get_int("top")))
+          ? slowest_nodes(*graph, node_ms, *executor->memory_plan(), static_cast<size_t>(args.get_int("top")),
+                          executor->last_kernel_pairs())
           : std::vector<NodeTime>{};
   const LatencyStats stats = summarize_latencies(std::move(samples_ms));
 
@@ -134,7 +147,7 @@ Status run_bench(const ParsedArgs& args) {
       json.key("slowest_nodes").begin_array();
       for (const NodeTime& node : slowest) {
         json.begin_object();
-        json.key("name").value(graph->node(node.node).name);
+        json.key("name").value(node_names(*graph, node));
         json.key("kernel").value(node.kernel);
         json.key("shapes").value(node.shapes);
         json.key("median_ms").value(node.median_ms, 4);
@@ -159,7 +172,7 @@ Status run_bench(const ParsedArgs& args) {
     if (!slowest.empty()) std::printf("  slowest nodes:\n");
     for (const NodeTime& node : slowest) {
       std::printf("  %8.4f ms %8.1f GFLOP/s  %-16s %-36s %s\n", node.median_ms, node.gflops_per_s(),
-                  node.kernel.c_str(), node.shapes.c_str(), graph->node(node.node).name.c_str());
+                  node.kernel.c_str(), node.shapes.c_str(), node_names(*graph, node).c_str());
     }
   }
   return Status::ok();

@@ -104,7 +104,7 @@ Result<std::vector<OpTime>> profile_ops(const std::shared_ptr<const Graph>& grap
     if (i < kWarmupRuns) continue;
     for (size_t n = 0; n < executor.last_profile_ms().size(); ++n) node_ms[n].push_back(executor.last_profile_ms()[n]);
   }
-  return time_per_op(*graph, node_ms, executor.memory_plan());
+  return time_per_op(*graph, node_ms, executor.memory_plan(), executor.last_kernel_pairs());
 }
 
 Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& args) {

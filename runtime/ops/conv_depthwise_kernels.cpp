@@ -85,16 +85,16 @@ void accumulate_taps(const float* const* sources, const float* weights, int64_t 
                 [](int64_t p, int64_t& src, int64_t& dst) { src = dst = p * kLanes; });
 }
 
-// Single pass straight into the output rows (out, oh rows of ow >= kLanes): row oy reads each tap
+// Single pass straight into the output rows (out, `rows` rows of ow >= kLanes): row oy reads each tap
 // from source[t] + oy * cols. The last vector of a row overlaps the one before it instead of
 // running past the row; recomputing those outputs stores the same values. This skips the
 // flattened buffer and the compaction copy of the multi-pass path.
 template <ConvEpilogue::Kind K>
-void accumulate_rows(const Conv2d& c, const float* const* sources, const float* weights, int64_t taps, float init,
-                     float* out) {
+void accumulate_rows(const Conv2d& c, int64_t rows, const float* const* sources, const float* weights, int64_t taps,
+                     float init, float* out) {
   const int64_t cols = c.phase_cols, ow = c.ow;
   const int64_t per_row = (ow + kLanes - 1) / kLanes;
-  run_groups<K>(sources, weights, taps, init, true, out, c.oh * per_row, c.epilogue,
+  run_groups<K>(sources, weights, taps, init, true, out, rows * per_row, c.epilogue,
                 [&](int64_t p, int64_t& src, int64_t& dst) {
                   const int64_t oy = p / per_row;
                   const int64_t x = std::min((p - oy * per_row) * kLanes, ow - kLanes);
@@ -109,17 +109,18 @@ void accumulate_rows(const Conv2d& c, const float* const* sources, const float* 
 // FMAs, which keeps the kernel on the FMA units rather than on (mostly cache-line-splitting)
 // loads. The last row block and the last vector of a row overlap their neighbours instead of
 // running past the plane; recomputed outputs store the same values. Needs oh >= kBlockRows and
-// ow >= kLanes.
+// ow >= kLanes. `rows` output rows from `plane`'s row 0 on.
 constexpr int kBlockRows = 4;
 constexpr int kBlockVectors = simd::kRegisters >= 32 ? 2 : 1;
 
 template <ConvEpilogue::Kind K, int KS>
-void stride1_row_blocks(const Conv2d& c, const float* plane, const float* kernel, float init, float* out) {
+void stride1_row_blocks(const Conv2d& c, int64_t rows, const float* plane, const float* kernel, float init,
+                        float* out) {
   constexpr int R = kBlockRows, V = kBlockVectors;
   simd::Vec w[KS * KS];
   for (int t = 0; t < KS * KS; ++t) w[t] = simd::broadcast(kernel[t]);
   const simd::Vec init_vec = simd::broadcast(init);
-  const int64_t cols = c.phase_cols, ow = c.ow, oh = c.oh;
+  const int64_t cols = c.phase_cols, ow = c.ow, oh = rows;
   const int64_t per_row = (ow + kLanes - 1) / kLanes;
   for (int64_t block = 0; block < oh; block += R) {
     const int64_t oy = std::min(block, oh - R);
@@ -162,32 +163,36 @@ void stride1_row_blocks(const Conv2d& c, const float* plane, const float* kernel
 
 // The row-blocked kernel's kernel sizes; other sizes take the grouped-tap loops.
 template <ConvEpilogue::Kind K>
-bool try_stride1_row_blocks(const Conv2d& c, const float* plane, const float* kernel, float init, float* out) {
-  if (c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.kh != c.kw || c.oh < kBlockRows || c.ow < kLanes) {
+bool try_stride1_row_blocks(const Conv2d& c, int64_t rows, const float* plane, const float* kernel, float init,
+                            float* out) {
+  if (c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.kh != c.kw || rows < kBlockRows || c.ow < kLanes) {
     return false;
   }
   if (c.kh == 3) {
-    stride1_row_blocks<K, 3>(c, plane, kernel, init, out);
+    stride1_row_blocks<K, 3>(c, rows, plane, kernel, init, out);
   } else if (c.kh == 5) {
-    stride1_row_blocks<K, 5>(c, plane, kernel, init, out);
+    stride1_row_blocks<K, 5>(c, rows, plane, kernel, init, out);
   } else {
     return false;
   }
   return true;
 }
 
-void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
+// Output rows [oy_begin, oy_end) of one (n, c) plane into `out` (row oy_begin first, rows ow
+// apart): the phase rows they read (their own and (kh - 1) * dh / sh more), then the taps.
+void depthwise_plane(const Conv2d& c, int64_t plane, int64_t oy_begin, int64_t oy_end, float* out, float* scratch) {
   const int64_t channel = plane % c.channels;
   const float* in = c.x + plane * c.input_plane;
   const float* kernel = c.w + channel * c.kh * c.kw;
   const int64_t cols = c.phase_cols;
-  fill_phase_planes(c, in, scratch);
-  float* acc = scratch + c.sh * c.sw * c.phase_plane_floats;  // oh * cols outputs, rounded up to a vector
+  const int64_t rows = oy_end - oy_begin;
+  fill_phase_rows_range(c, in, oy_begin, oy_end + (c.phase_rows - c.oh), scratch, c.phase_plane_floats);
+  float* acc = scratch + c.sh * c.sw * c.phase_plane_floats;  // rows * cols outputs, rounded up to a vector
 
   std::array<const float*, kMaxTapsPerPass> sources{};
   std::array<float, kMaxTapsPerPass> weights{};
   const float init = c.bias != nullptr ? c.bias[channel] : 0.0f;
-  const int64_t count = c.oh * cols;
+  const int64_t count = rows * cols;
   // The activation runs in the last pass unless a residual must be added before it.
   const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
   const ConvEpilogue::Kind fused_kind = residual_first ? ConvEpilogue::Kind::kNone : c.epilogue.kind;
@@ -204,8 +209,7 @@ void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
     });
   };
   const int64_t total_taps = c.kh * c.kw;
-  float* out = c.y + plane * c.output_plane;
-  const float* residual = c.residual != nullptr ? c.residual + plane * c.output_plane : nullptr;
+  const float* residual = c.residual != nullptr ? c.residual + plane * c.output_plane + oy_begin * c.ow : nullptr;
   if (total_taps <= kMaxTapsPerPass && c.ow >= kLanes) {
     for (int64_t ky = 0; ky < c.kh; ++ky) {
       for (int64_t kx = 0; kx < c.kw; ++kx) {
@@ -217,11 +221,11 @@ void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
     }
     simd::dispatch_activation(fused_kind, [&](auto kind) {
       constexpr ConvEpilogue::Kind K = decltype(kind)::value;
-      if (!try_stride1_row_blocks<K>(c, scratch, kernel, init, out)) {
-        accumulate_rows<K>(c, sources.data(), weights.data(), total_taps, init, out);
+      if (!try_stride1_row_blocks<K>(c, rows, scratch, kernel, init, out)) {
+        accumulate_rows<K>(c, rows, sources.data(), weights.data(), total_taps, init, out);
       }
     });
-    for (int64_t oy = 0; oy < c.oh && residual != nullptr; ++oy) {
+    for (int64_t oy = 0; oy < rows && residual != nullptr; ++oy) {
       if (residual_first) {
         finish_row(c.epilogue, out + oy * c.ow, residual + oy * c.ow, c.ow);
       } else {
@@ -248,7 +252,7 @@ void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
     }
   }
 
-  for (int64_t oy = 0; oy < c.oh; ++oy) {
+  for (int64_t oy = 0; oy < rows; ++oy) {
     float* row = out + oy * c.ow;
     simd::copy(row, acc + oy * cols, c.ow);
     const float* residual_row = residual != nullptr ? residual + oy * c.ow : nullptr;
@@ -263,7 +267,16 @@ void depthwise_plane(const Conv2d& c, int64_t plane, float* scratch) {
 }  // namespace
 
 void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* scratch) {
-  for (int64_t plane = begin; plane < end; ++plane) depthwise_plane(c, plane, scratch);
+  for (int64_t plane = begin; plane < end; ++plane) {
+    depthwise_plane(c, plane, 0, c.oh, c.y + plane * c.output_plane, scratch);
+  }
+}
+
+void conv_depthwise_band(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out, float* scratch) {
+  const int64_t band_plane = (oy_end - oy_begin) * c.ow;
+  for (int64_t channel = 0; channel < c.channels; ++channel) {
+    depthwise_plane(c, n * c.channels + channel, oy_begin, oy_end, out + channel * band_plane, scratch);
+  }
 }
 
 }  // namespace edgefuse::EF_ISA_NAMESPACE

@@ -62,6 +62,12 @@ void conv_pointwise_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_beg
               row_epilogue(c, n, g, row_begin, begin), panel);
 }
 
+void conv_pointwise_from(const Conv2d& c, int64_t n, const float* b, int64_t ldb, int64_t begin, int64_t end,
+                         float* panel) {
+  packed_gemm(c.packed_w, c.mg, c.kernel_columns, b, ldb, c.y + n * c.out_channels * c.output_plane + begin,
+              c.output_plane, end - begin, row_epilogue(c, n, 0, 0, begin), panel);
+}
+
 void conv_phase_band(const Conv2d& c, int64_t n, int64_t g, int64_t oy_begin, float* planes) {
   const int64_t rows = std::min(c.band_rows, c.oh - oy_begin) + (c.phase_rows - c.oh);
   const int64_t per_channel = c.sh * c.sw * c.band_plane_floats;

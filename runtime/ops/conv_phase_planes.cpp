@@ -104,15 +104,13 @@ void fill_phase_rows_range(const Conv2d& c, const float* in, int64_t row_begin, 
       for (int64_t px = 0; px < c.sw; ++px) dst[px] = phase + px * plane_floats + (i - row_begin) * cols;
       fill_phase_rows(c, in, py, i, valid, dst);
     }
+    // Readers run at most a row and a vector past the last row (conv_phase_planes.h): zeros there,
+    // not over the rest of a plane sized for more rows than this range.
+    const int64_t used = (row_end - row_begin) * cols;
     for (int64_t px = 0; px < c.sw; ++px) {
-      float* const plane = phase + px * plane_floats;
-      simd::fill_zero(plane + (row_end - row_begin) * cols, plane_floats - (row_end - row_begin) * cols);
+      simd::fill_zero(phase + px * plane_floats + used, std::min(plane_floats - used, cols + kConvPhaseSlack));
     }
   }
-}
-
-void fill_phase_planes(const Conv2d& c, const float* in, float* planes) {
-  fill_phase_rows_range(c, in, 0, c.phase_rows, planes, c.phase_plane_floats);
 }
 
 }  // namespace edgefuse::EF_ISA_NAMESPACE

@@ -17,13 +17,10 @@
 
 namespace edgefuse::EF_ISA_NAMESPACE {
 
-// The sh * sw phase planes of input plane `in` into `planes`, each c.phase_plane_floats long
-// (phase_rows * phase_cols, then zeros).
-void fill_phase_planes(const Conv2d& c, const float* in, float* planes);
-
 // Phase rows [row_begin, row_end) of the sh * sw phase planes of `in`, stored from row 0 of planes
-// `plane_floats` long (then zeros): a band of output rows needs its own rows and (kh - 1) * dh / sh
-// more.
+// `plane_floats` long, then a row and kConvPhaseSlack floats of zeros (as far as the plane goes),
+// which is as far as readers run past the last row: a band of output rows needs its own rows and
+// (kh - 1) * dh / sh more. The whole plane is rows [0, phase_rows).
 void fill_phase_rows_range(const Conv2d& c, const float* in, int64_t row_begin, int64_t row_end, float* planes,
                            int64_t plane_floats);
 

@@ -89,6 +89,9 @@ struct CpuKernelTable {
   // Depthwise Conv (group == channels == out_channels): the (n, c) planes [begin, end);
   // `scratch` holds c.depthwise_scratch_floats.
   void (*conv_depthwise_planes)(const Conv2d& c, int64_t begin, int64_t end, float* scratch);
+  // The same for output rows [oy_begin, oy_end) of every channel of image n, into `out` as
+  // channels x (oy_end - oy_begin) x ow (no residual).
+  void (*conv_depthwise_band)(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out, float* scratch);
   // Floats conv_pack_weights writes: the weights in this level's GEMM tile layout (packed_gemm.h).
   int64_t (*conv_packed_weight_floats)(const Conv2d& c);
   void (*conv_pack_weights)(const Conv2d& c, float* packed);
@@ -97,6 +100,10 @@ struct CpuKernelTable {
   // residual and epilogue included. `panel` holds kernel_columns * kGemmPanelColumns floats.
   void (*conv_pointwise_block)(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin,
                                int64_t end, float* panel);
+  // The same (one group) for every output channel and columns [begin, end) of image n, with the
+  // input read from `b` instead of c.x: B's row kk (input channel kk of those columns) at b + kk * ldb.
+  void (*conv_pointwise_from)(const Conv2d& c, int64_t n, const float* b, int64_t ldb, int64_t begin, int64_t end,
+                              float* panel);
   // Dense Conv (any other), per band of output rows [oy_begin, oy_begin + band_rows) of (n, g):
   // the input channels of the group into the band's phase planes, channel ch at
   // planes + ch * sh * sw * band_plane_floats;
@@ -134,10 +141,13 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
 #define EF_DECLARE_CPU_KERNELS(isa)                                                                                   \
   namespace edgefuse::isa {                                                                                           \
   void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* scratch);                            \
+  void conv_depthwise_band(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out, float* scratch); \
   int64_t conv_packed_weight_floats(const Conv2d& c);                                                                 \
   void conv_pack_weights(const Conv2d& c, float* packed);                                                             \
   void conv_pointwise_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin, \
                             int64_t end, float* panel);                                                               \
+  void conv_pointwise_from(const Conv2d& c, int64_t n, const float* b, int64_t ldb, int64_t begin, int64_t end,       \
+                           float* panel);                                                                             \
   void conv_phase_band(const Conv2d& c, int64_t n, int64_t g, int64_t oy_begin, float* planes);                       \
   void conv_dense_block(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,   \
                         int64_t begin, int64_t end, float* flat, int64_t ldf, float* panel);                          \

@@ -108,3 +108,62 @@ TEST_CASE("a graph without a static plan runs on the dynamic path") {
   run_ok(executor, inputs);
   CHECK(executor.plans_built() == 1);  // the failed attempt is cached too
 }
+
+namespace {
+
+// x -> depthwise 3x3 -> 1x1 (+ x) -> out, and (second_reader) the depthwise output also as an output;
+// large enough (3 x 1.2 MB) for the pair to be worth one kernel.
+std::shared_ptr<Graph> separable_block(bool second_reader) {
+  std::mt19937 rng(21);
+  auto graph = std::make_shared<Graph>();
+  const ValueId x = graph->add_value("x", TensorDesc{DType::kF32, {1, 24, 96, 128}});
+  graph->inputs().push_back(x);
+  const ValueId dw_w = graph->add_initializer("dw_w", random_tensor(DType::kF32, {24, 1, 3, 3}, rng));
+  const ValueId pw_w = graph->add_initializer("pw_w", random_tensor(DType::kF32, {24, 24, 1, 1}, rng));
+  const ValueId between = graph->add_value("between", TensorDesc{DType::kF32, {1, 24, 96, 128}});
+  const ValueId out = graph->add_value("out", TensorDesc{DType::kF32, {1, 24, 96, 128}});
+  Node depthwise;
+  depthwise.op = OpKind::kConv;
+  depthwise.name = "depthwise";
+  depthwise.inputs = {x, dw_w};
+  depthwise.outputs = {between};
+  depthwise.attrs.set("group", int64_t{24});
+  depthwise.attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  depthwise.attrs.set("fused_activation", std::string("relu"));
+  graph->add_node(std::move(depthwise));
+  Node pointwise;
+  pointwise.op = OpKind::kConv;
+  pointwise.name = "pointwise";
+  pointwise.inputs = {between, pw_w, kNoValue, x};
+  pointwise.outputs = {out};
+  pointwise.attrs.set("fused_residual_after_activation", int64_t{0});
+  graph->add_node(std::move(pointwise));
+  graph->outputs().push_back(out);
+  if (second_reader) graph->outputs().push_back(between);
+  return graph;
+}
+
+}  // namespace
+
+TEST_CASE("a depthwise Conv and the 1x1 Conv reading it run as one kernel, only when nothing else reads it") {
+  std::mt19937 rng(22);
+  const std::vector<Tensor> inputs = {random_tensor(DType::kF32, {1, 24, 96, 128}, rng)};
+  for (const bool second_reader : {false, true}) {
+    CAPTURE(second_reader);
+    const std::shared_ptr<const Graph> graph = separable_block(second_reader);
+    Executor reference = make_executor(graph, ExecutorOptions{.threads = 1, .reference_kernels = true});
+    Executor optimised = make_executor(graph, ExecutorOptions{.threads = 2, .profile = true, .poison_arena = true});
+    const std::vector<Tensor> want = run_ok(reference, inputs);
+    const std::vector<Tensor> got = run_ok(optimised, inputs);
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const ErrorStats error = compare_tensors(got[i], want[i]);
+      CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+    }
+    // Paired: the 1x1 Conv's time is the depthwise one's (it ran inside it).
+    const std::vector<double>& profile = optimised.last_profile_ms();
+    REQUIRE(profile.size() == 2);
+    CHECK(profile[0] > 0.0);
+    CHECK((profile[1] == 0.0) == !second_reader);
+  }
+}

@@ -1,0 +1,131 @@
+// A depthwise Conv and its 1x1 Conv run as one kernel (runtime/ops/conv_pair.h) against the
+// reference kernels run one after the other: strides, kernel sizes, epilogues on both, a residual
+// on the 1x1 (the block's input, as BlazeFace adds it), batches, bands that do not divide the
+// height, and 1 to 3 threads; pairs that do not qualify run nothing. The kernel takes only pairs
+// whose tensors exceed L2 (2 MiB together), so the shapes are that large.
+#include "runtime/ops/conv_pair.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/ops/op_test_util.h"
+#include "tests/support/numerics.h"
+
+namespace edgefuse::test {
+namespace {
+
+struct PairCase {
+  int64_t batch, channels, height, width, kernel, stride, out_channels;
+  std::string depthwise_activation, pointwise_activation;
+  int residual;  // -1: none; 0: added before the 1x1's activation; 1: after
+};
+
+Node conv(int inputs, int64_t kernel, int64_t stride, int64_t group, const std::string& activation) {
+  Node node = make_node(OpKind::kConv, inputs);
+  const int64_t pad = kernel / 2;
+  node.attrs.set("strides", std::vector<int64_t>{stride, stride});
+  node.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+  node.attrs.set("group", group);
+  if (!activation.empty()) node.attrs.set("fused_activation", activation);
+  return node;
+}
+
+// Runs the pair with the optimised kernel (into a fresh output); false when it declined.
+Result<bool> run_pair(const Node& depthwise, const std::vector<const Tensor*>& depthwise_inputs, Tensor& between,
+                      const Node& pointwise, std::vector<const Tensor*> pointwise_inputs, Tensor& out,
+                      ThreadPool* pool) {
+  std::vector<Tensor*> depthwise_outputs = {&between};
+  std::vector<Tensor*> pointwise_outputs = {&out};
+  pointwise_inputs[0] = &between;
+  KernelCache cache;
+  const KernelArgs first{depthwise, depthwise_inputs, depthwise_outputs, pool};
+  const KernelArgs second{pointwise, pointwise_inputs, pointwise_outputs, pool, &cache, 2u};
+  return cpu_conv_depthwise_pointwise(first, second);
+}
+
+}  // namespace
+
+TEST_CASE("a depthwise Conv and its 1x1 Conv as one kernel equal the two run one by one") {
+  const PairCase cases[] = {
+      {1, 24, 75, 123, 3, 1, 24, "", "relu", 1},        // BlazeFace block: residual, then ReLU
+      {2, 16, 100, 110, 3, 2, 32, "silu", "silu", -1},  // YOLOX downsampling, batch 2
+      {1, 12, 131, 127, 5, 1, 20, "relu", "", 0},       // 5x5, residual before no activation
+      {1, 64, 3, 1100, 3, 1, 64, "", "sigmoid", 0},     // fewer rows than a row block
+      {1, 32, 104, 104, 3, 1, 16, "silu", "silu", -1},  // YOLOX-nano's 104 x 104 block
+  };
+  ThreadPool pool2(2), pool3(3);
+  uint32_t seed = 40;
+  for (const PairCase& c : cases) {
+    INFO("N", c.batch, " C", c.channels, " ", c.height, "x", c.width, " k", c.kernel, " s", c.stride, " M",
+         c.out_channels, " residual ", c.residual);
+    std::mt19937 rng(seed++);
+    const Tensor x = random_tensor(DType::kF32, {c.batch, c.channels, c.height, c.width}, rng);
+    const Tensor dw_w = random_tensor(DType::kF32, {c.channels, 1, c.kernel, c.kernel}, rng);
+    const Tensor dw_b = random_tensor(DType::kF32, {c.channels}, rng);
+    const Tensor pw_w = random_tensor(DType::kF32, {c.out_channels, c.channels, 1, 1}, rng);
+    const Tensor pw_b = random_tensor(DType::kF32, {c.out_channels}, rng);
+    const Node depthwise = conv(3, c.kernel, c.stride, c.channels, c.depthwise_activation);
+    Node pointwise = conv(c.residual >= 0 ? 4 : 3, 1, 1, 1, c.pointwise_activation);
+    if (c.residual >= 0) pointwise.attrs.set("fused_residual_after_activation", int64_t{c.residual});
+
+    const std::vector<const Tensor*> dw_inputs = {&x, &dw_w, &dw_b};
+    auto between = run_op(depthwise, dw_inputs, true);
+    REQUIRE_MESSAGE(between.is_ok(), between.status().to_string());
+    // The residual has the 1x1's output shape: the block's input when that fits, else random.
+    const Shape out_shape = {c.batch, c.out_channels, between->at(0).dim(2), between->at(0).dim(3)};
+    const Tensor residual = c.residual >= 0 && out_shape == x.shape() ? x : random_tensor(DType::kF32, out_shape, rng);
+    std::vector<const Tensor*> pw_inputs = {&between->at(0), &pw_w, &pw_b};
+    if (c.residual >= 0) pw_inputs.push_back(&residual);
+    auto expected = run_op(pointwise, pw_inputs, true);
+    REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+      CAPTURE((pool != nullptr ? pool->size() : 1));
+      // The depthwise output is poisoned: the pair must neither need nor write it.
+      Tensor poisoned = Tensor::empty(DType::kF32, between->at(0).shape());
+      for (int64_t i = 0; i < poisoned.numel(); ++i) poisoned.data<float>()[i] = std::nanf("");
+      Tensor out = Tensor::empty(DType::kF32, out_shape);
+      Result<bool> ran = run_pair(depthwise, dw_inputs, poisoned, pointwise, pw_inputs, out, pool);
+      REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
+      REQUIRE(*ran);
+      const ErrorStats error = compare_tensors(out, expected->at(0));
+      CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+      CHECK(std::isnan(poisoned.data<float>()[0]));
+    }
+  }
+}
+
+TEST_CASE("a pair that is not depthwise then 1x1 runs nothing and says so") {
+  std::mt19937 rng(7);
+  const Tensor x = random_tensor(DType::kF32, {1, 8, 12, 12}, rng);
+  const Tensor dw_w = random_tensor(DType::kF32, {8, 1, 3, 3}, rng);
+  const Tensor dense_w = random_tensor(DType::kF32, {8, 8, 3, 3}, rng);
+  const Tensor pw_w = random_tensor(DType::kF32, {8, 8, 1, 1}, rng);
+  Tensor between = Tensor::empty(DType::kF32, {1, 8, 12, 12});
+  Tensor out = Tensor::empty(DType::kF32, {1, 8, 12, 12});
+  const Node depthwise = conv(2, 3, 1, 8, "");
+  const Node dense = conv(2, 3, 1, 1, "");
+  const Node pointwise = conv(2, 1, 1, 1, "");
+  // The first is not depthwise.
+  Result<bool> ran = run_pair(dense, {&x, &dense_w}, between, pointwise, {&between, &pw_w}, out, nullptr);
+  REQUIRE(ran.is_ok());
+  CHECK_FALSE(*ran);
+  // The second is not 1x1.
+  ran = run_pair(depthwise, {&x, &dw_w}, between, dense, {&between, &dense_w}, out, nullptr);
+  REQUIRE(ran.is_ok());
+  CHECK_FALSE(*ran);
+  // A residual on the depthwise Conv.
+  Node with_residual = conv(4, 3, 1, 8, "");
+  ran = run_pair(with_residual, {&x, &dw_w, nullptr, &x}, between, pointwise, {&between, &pw_w}, out, nullptr);
+  REQUIRE(ran.is_ok());
+  CHECK_FALSE(*ran);
+  // A qualifying pair whose tensors stay in L2 anyway (3 x 18 KiB).
+  ran = run_pair(depthwise, {&x, &dw_w}, between, pointwise, {&between, &pw_w}, out, nullptr);
+  REQUIRE(ran.is_ok());
+  CHECK_FALSE(*ran);
+}
+
+}  // namespace edgefuse::test
