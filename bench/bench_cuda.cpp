@@ -72,12 +72,21 @@ std::vector<Tensor> random_batch(const Graph& graph, int64_t batch, std::mt19937
   return inputs;
 }
 
+// fp16: `calibration` (when given) says what the first frame's calibration kept in f32.
 Samples gpu_samples(std::shared_ptr<const Graph> graph, const std::vector<Tensor>& inputs, bool cuda_graph,
-                    int64_t warmup, int64_t runs, bool fp16 = false) {
-  Result<std::unique_ptr<CudaExecutor>> executor = CudaExecutor::create(
-      std::move(graph), CudaExecutorOptions{.device = 0, .use_cuda_graph = cuda_graph, .fp16 = fp16});
+                    int64_t warmup, int64_t runs, bool fp16 = false, std::string* calibration = nullptr) {
+  Result<std::unique_ptr<CudaExecutor>> executor =
+      CudaExecutor::create(graph, CudaExecutorOptions{.device = 0, .use_cuda_graph = cuda_graph, .fp16 = fp16});
   if (!executor.is_ok()) return Samples{{}, executor.status().message()};
-  return time_runs([&]() { return (*executor)->run(inputs).status(); }, warmup, runs);
+  Samples samples = time_runs([&]() { return (*executor)->run(inputs).status(); }, warmup, runs);
+  if (const gpu::Fp16Calibration* c = (*executor)->last_fp16_calibration(); c != nullptr && calibration != nullptr) {
+    std::string kept;
+    for (NodeId n : c->kept_nodes) kept += (kept.empty() ? "" : ", ") + graph->node(n).name;
+    *calibration = make_message("fp16 calibration on the first (random) frame: relative L2 ", c->all_half_error,
+                                " with every activation in fp16, ", c->error, " with ", c->kept_nodes.size(),
+                                " layer(s) kept f32 (", kept.empty() ? "none" : kept, "), ", c->evaluations, " runs");
+  }
+  return samples;
 }
 
 double median(Samples samples) {
@@ -105,7 +114,7 @@ int run(const cli::ParsedArgs& args) {
       "| model | CPU fused (ms) | GPU fused, CUDA graph (ms) | GPU fused fp16, CUDA graph (ms) | GPU fused, launches "
       "(ms) | GPU unfused, CUDA graph (ms) | unfused / fused | CPU / GPU | batch 4 (img/s) | batch 16 (img/s) |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
-  std::vector<std::string> json;
+  std::vector<std::string> notes;
   for (const BenchModel& model : kBenchModels) {
     const std::filesystem::path path = assets / model.relative_path;
     Result<std::shared_ptr<Graph>> imported = import_onnx_file(path.string());
@@ -127,7 +136,9 @@ int run(const cli::ParsedArgs& args) {
     const Samples cpu_fused =
         cpu.is_ok() ? time_runs([&]() { return cpu->run(one).status(); }, 2, 10) : Samples{{}, cpu.status().message()};
     const Samples gpu_graph = gpu_samples(fused, one, true, warmup, runs);
-    const Samples gpu_fp16 = gpu_samples(fused, one, true, warmup, runs, true);
+    std::string calibration;
+    const Samples gpu_fp16 = gpu_samples(fused, one, true, warmup, runs, true, &calibration);
+    if (!calibration.empty()) notes.push_back(make_message(model.label, ": ", calibration));
     const Samples gpu_launches = gpu_samples(fused, one, false, warmup, runs);
     const Samples gpu_unfused = gpu_samples(unfused, one, true, warmup, runs);
     std::string throughput[2];
@@ -152,6 +163,8 @@ int run(const cli::ParsedArgs& args) {
                 latency_cell(gpu_unfused, 3).c_str(), median_ratio_cell(gpu_unfused, gpu_graph).c_str(),
                 median_ratio_cell(cpu_fused, gpu_graph).c_str(), throughput[0].c_str(), throughput[1].c_str());
   }
+  if (!notes.empty()) std::printf("\n");
+  for (const std::string& note : notes) std::printf("- %s\n", note.c_str());
   return 0;
 }
 
