@@ -43,8 +43,14 @@ class CudaBackend final : public InferenceBackend {
   Result<std::vector<Tensor>> run_filled(std::span<const TensorDesc> input_descs, const InputFiller& fill) override {
     return executor_->run_filled(input_descs, fill);
   }
+  // After the first frame in fp16, what its calibration kept in f32 and the error it measured.
   std::string description() const override {
-    return make_message("cuda:0 ", device_name_, fp16_ ? ", fp16 storage" : ", fp32");
+    std::string text = make_message("cuda:0 ", device_name_, fp16_ ? ", fp16 storage" : ", fp32");
+    if (const gpu::Fp16Calibration* c = executor_->last_fp16_calibration(); c != nullptr) {
+      text += make_message(" (calibrated: ", c->kept_nodes.size(), " layer(s) kept f32, outputs within ", c->error,
+                           " of f32)");
+    }
+    return text;
   }
   bool on_gpu() const override { return true; }
 
