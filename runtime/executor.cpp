@@ -206,8 +206,12 @@ const std::vector<NodeId>& Executor::kernel_pairs(const MemoryPlan& plan) {
         plan.offset[static_cast<size_t>(between)] < 0 || plan.alias_of[static_cast<size_t>(between)] != kNoValue) {
       continue;
     }
+    if (next.outputs.empty() || node.inputs.empty()) continue;
     // The pair writes the second's output while the first's input is still being read.
-    if (!next.outputs.empty() && !node.inputs.empty() && bytes_overlap(next.outputs[0], node.inputs[0])) continue;
+    if (bytes_overlap(next.outputs[0], node.inputs[0])) continue;
+    // Checked here too so that pairs too small to gain are not offered to the kernel every frame.
+    const auto bytes = [&](ValueId v) { return static_cast<int64_t>(plan.descs[static_cast<size_t>(v)].nbytes()); };
+    if (bytes(node.inputs[0]) + bytes(between) + bytes(next.outputs[0]) < kConvPairMinBytes) continue;
     pairs[n] = static_cast<NodeId>(m);
   }
   return pairs;

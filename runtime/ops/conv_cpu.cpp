@@ -260,14 +260,10 @@ Result<bool> cpu_conv_depthwise_pointwise(const KernelArgs& depthwise, const Ker
   const bool pointwise_ok =
       p.pointwise && p.group == 1 && p.channels == d.out_channels && p.batch == d.batch && p.ih == d.oh && p.iw == d.ow;
   if (!depthwise_ok || !pointwise_ok || d.output_plane == 0 || d.batch == 0 || p.out_channels == 0) return false;
-  // Worth it only when the three tensors would not stay in L2 between the two kernels: below that,
-  // each band's extra halo rows and setup cost more than the traffic saved (measured: BlazeFace-256's
-  // 128 x 128 x 24 blocks 16 % faster paired, its 64 x 64 ones and YOLOX-nano's 52 x 52 ones slower).
-  constexpr int64_t kMinPairBytes = int64_t{2} << 20;
   const int64_t working_bytes =
       static_cast<int64_t>(sizeof(float)) * d.batch *
       (d.channels * d.input_plane + d.out_channels * d.output_plane + p.out_channels * p.output_plane);
-  if (working_bytes < kMinPairBytes) return false;
+  if (working_bytes < kConvPairMinBytes) return false;
 
   const CpuKernelTable& kernels = cpu_kernel_table();
   p.packed_w = packed_weights(p, kernels, pointwise);
