@@ -13,6 +13,7 @@
 // one symbol.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "runtime/cpu_features.h"
@@ -73,6 +74,13 @@ struct MaxPool2d {
   int64_t ih, iw, kh, kw, sh, sw, ph, pw, oh, ow;
 };
 
+// Scratch max_pool_plane needs: the separable passes' rows, or for stride 1 a padded copy of the
+// plane, its reduction along x and the output rows, each (oh + kh - 1) x (ow + kw - 1) at most.
+inline int64_t max_pool_scratch_floats(const MaxPool2d& p) {
+  const int64_t padded = (p.oh + p.kh - 1) * (p.ow + p.kw - 1);
+  return std::max(p.ih * p.ow, 3 * padded);
+}
+
 // Floats a depthwise kernel of any level may read or write past the end of a phase plane's
 // flattened outputs (it steps 4 vectors at a time, 64 floats with AVX-512).
 inline constexpr int64_t kConvPhaseSlack = 64;
@@ -127,8 +135,8 @@ struct CpuKernelTable {
   // dst[r * dst_stride + c] = src[c * src_stride + r] for r < rows, c < cols (a 2-D transpose).
   void (*transpose_f32)(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t rows,
                         int64_t cols);
-  // `rows` is scratch of p.ih * p.ow floats.
-  void (*max_pool_plane)(const MaxPool2d& p, const float* in, float* out, float* rows);
+  // `scratch` holds max_pool_scratch_floats(p) floats.
+  void (*max_pool_plane)(const MaxPool2d& p, const float* in, float* out, float* scratch);
 };
 
 // The table of the active level (active_cpu_isa()), and of a compiled one.
@@ -159,5 +167,5 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
   void gemm_f32(const GemmF32& g, int64_t row, int64_t count);                                                        \
   void transpose_f32(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t rows,              \
                      int64_t cols);                                                                                   \
-  void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* rows);                                  \
+  void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* scratch);                               \
   }

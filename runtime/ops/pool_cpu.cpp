@@ -26,9 +26,9 @@ Status cpu_max_pool(const KernelArgs& args) {
   float* out = args.outputs[0]->data<float>();
   const CpuKernelTable& kernels = cpu_kernel_table();
   parallel_for(args.pool, problem.batch * problem.channels, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> rows(static_cast<size_t>(p.ih * p.ow));
+    std::vector<float> scratch(static_cast<size_t>(max_pool_scratch_floats(p)));
     for (int64_t plane = begin; plane < end; ++plane) {
-      kernels.max_pool_plane(p, in + plane * p.ih * p.iw, out + plane * p.oh * p.ow, rows.data());
+      kernels.max_pool_plane(p, in + plane * p.ih * p.iw, out + plane * p.oh * p.ow, scratch.data());
     }
   });
   return Status::ok();

@@ -35,14 +35,48 @@ void max_pool_2x2(const MaxPool2d& p, const float* in, float* out) {
   }
 }
 
+// Stride 1 (YOLOX's SPP: 5x5 windows on 13 x 13 planes): the plane is copied into a -inf padded
+// one of W = ow + kw - 1 columns, and both passes run over it flattened, as single long loops: on
+// small planes the row-by-row loops below are a handful of floats each. Flattened, x positions
+// ow..W-1 of each row mix two rows; they are computed and dropped. A -inf tap leaves a max as it
+// is, so the results, NaN included, equal the separable path's.
+void max_pool_stride1(const MaxPool2d& p, const float* in, float* out, float* scratch) {
+  const int64_t width = p.ow + p.kw - 1, height = p.oh + p.kh - 1;
+  float* padded = scratch;
+  float* reduced = padded + height * width;  // along x: row r, column ox at r * width + ox
+  float* rows = reduced + height * width;    // along y, before compaction
+  std::fill(padded, padded + height * width, kLowest);
+  for (int64_t iy = 0; iy < p.ih; ++iy) std::copy_n(in + iy * p.iw, p.iw, padded + (iy + p.ph) * width + p.pw);
+  // The last kw - 1 positions (dropped columns of the last row) have no full window: left at -inf.
+  const int64_t along_x = height * width - (p.kw - 1);
+  std::fill(reduced, reduced + height * width, kLowest);
+  for (int64_t kx = 0; kx < p.kw; ++kx) {
+    const float* src = padded + kx;
+    for (int64_t i = 0; i < along_x; ++i) reduced[i] = std::max(reduced[i], src[i]);
+  }
+  const int64_t along_y = p.oh * width;
+  std::fill(rows, rows + along_y, kLowest);
+  for (int64_t ky = 0; ky < p.kh; ++ky) {
+    const float* src = reduced + ky * width;
+    for (int64_t i = 0; i < along_y; ++i) rows[i] = std::max(rows[i], src[i]);
+  }
+  for (int64_t oy = 0; oy < p.oh; ++oy) std::copy_n(rows + oy * width, p.ow, out + oy * p.ow);
+}
+
 }  // namespace
 
-void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* rows) {
+void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* scratch) {
   if (p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 && p.ph == 0 && p.pw == 0 && p.ih == 2 * p.oh &&
       p.iw == 2 * p.ow) {
     max_pool_2x2(p, in, out);
     return;
   }
+  // Stride 1 with the input inside the padded window grid (no input row or column left out).
+  if (p.sh == 1 && p.sw == 1 && p.ih + p.ph <= p.oh + p.kh - 1 && p.iw + p.pw <= p.ow + p.kw - 1) {
+    max_pool_stride1(p, in, out, scratch);
+    return;
+  }
+  float* rows = scratch;
   std::fill(rows, rows + p.ih * p.ow, kLowest);
   for (int64_t kx = 0; kx < p.kw; ++kx) {
     // Output columns whose tap kx reads input column ox * sw + offset inside [0, iw).
