@@ -98,18 +98,20 @@ void fill_phase_rows_range(const Conv2d& c, const float* in, int64_t row_begin, 
   float* dst[kConvPhaseMaxStride];
   ValidColumns valid[kConvPhaseMaxStride];
   for (int64_t px = 0; px < c.sw; ++px) valid[px] = valid_columns(c, px);
-  for (int64_t py = 0; py < c.sh; ++py) {
-    float* const phase = planes + py * c.sw * plane_floats;
-    for (int64_t i = row_begin; i < row_end; ++i) {
+  // Phase row i of every py before row i + 1: input rows i * sh + py are then read in order, one
+  // stream the hardware prefetchers follow, where a pass per py reads every sh-th row.
+  for (int64_t i = row_begin; i < row_end; ++i) {
+    for (int64_t py = 0; py < c.sh; ++py) {
+      float* const phase = planes + py * c.sw * plane_floats;
       for (int64_t px = 0; px < c.sw; ++px) dst[px] = phase + px * plane_floats + (i - row_begin) * cols;
       fill_phase_rows(c, in, py, i, valid, dst);
     }
-    // Readers run at most a row and a vector past the last row (conv_phase_planes.h): zeros there,
-    // not over the rest of a plane sized for more rows than this range.
-    const int64_t used = (row_end - row_begin) * cols;
-    for (int64_t px = 0; px < c.sw; ++px) {
-      simd::fill_zero(phase + px * plane_floats + used, std::min(plane_floats - used, cols + kConvPhaseSlack));
-    }
+  }
+  // Readers run at most a row and a vector past the last row (conv_phase_planes.h): zeros there,
+  // not over the rest of a plane sized for more rows than this range.
+  const int64_t used = (row_end - row_begin) * cols;
+  for (int64_t plane = 0; plane < c.sh * c.sw; ++plane) {
+    simd::fill_zero(planes + plane * plane_floats + used, std::min(plane_floats - used, cols + kConvPhaseSlack));
   }
 }
 
