@@ -19,10 +19,12 @@ struct PassEntry {
 // weights; BatchNorm is folded before the activation is fused, since the activation follows the
 // BatchNorm, not the Conv; the residual Add is fused before the activation, which the Conv
 // epilogue applies after the residual; an Add after an activation that is fused already is then
-// fused as a residual after the activation. The MaxPool cascade is independent of the rest.
+// fused as a residual after the activation. Transposes are folded once constants are (a Transpose
+// of a constant is folded away there). The MaxPool cascade is independent of the rest.
 constexpr PassEntry kPasses[] = {
     {"eliminate_identity", fusion::eliminate_identity},
     {"fold_constants", fusion::fold_constants},
+    {"fold_transposes", fusion::fold_transposes},
     {"fold_space_to_depth_into_conv", fusion::fold_space_to_depth_into_conv},
     {"fold_batchnorm_into_conv", fusion::fold_batchnorm_into_conv},
     {"fuse_conv_add", fusion::fuse_conv_add},

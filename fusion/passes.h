@@ -12,6 +12,8 @@ namespace edgefuse::fusion {
 Status eliminate_identity(Graph& graph, PassReport& report);
 // Evaluates nodes whose inputs are all constant, and Shape nodes of statically known shapes.
 Status fold_constants(Graph& graph, PassReport& report);
+// Merges consecutive Transposes, drops identity ones, and folds 2-D ones into Gemm's transA/transB.
+Status fold_transposes(Graph& graph, PassReport& report);
 // Folds the Focus stem (four phase Slices + Concat on channels) into the following Conv's weights.
 Status fold_space_to_depth_into_conv(Graph& graph, PassReport& report);
 // Scales a Conv's constant weight and bias by the BatchNormalization that follows it.

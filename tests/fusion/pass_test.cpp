@@ -381,6 +381,59 @@ TEST_CASE("optimize_graph: a conv with a residual before its activation takes no
   }
 }
 
+Attributes perm(std::vector<int64_t> axes) {
+  Attributes a;
+  a.set("perm", std::move(axes));
+  return a;
+}
+
+TEST_CASE("fold_transposes merges consecutive Transposes and drops identity ones") {
+  GraphMaker m;
+  const ValueId x = m.input({2, 3, 4, 5});
+  const ValueId a = m.node(OpKind::kTranspose, {x}, perm({0, 2, 3, 1}));  // NCHW -> NHWC
+  const ValueId b = m.node(OpKind::kTranspose, {a}, perm({3, 0, 2, 1}));  // one pass: perm {1, 0, 3, 2}
+  m.output(m.node(OpKind::kRelu, {b}));
+  const ValueId c = m.node(OpKind::kTranspose, {x}, perm({0, 2, 3, 1}));
+  const ValueId d = m.node(OpKind::kTranspose, {c}, perm({0, 3, 1, 2}));  // NHWC -> NCHW: the identity
+  m.output(m.node(OpKind::kSigmoid, {d}));
+  const ValueId e = m.node(OpKind::kTranspose, {x});              // no perm: reverses x's 4 dims
+  m.output(m.node(OpKind::kTranspose, {e}, perm({3, 2, 1, 0})));  // back: the identity, but a graph output
+  // Three merges (a into b, c into d, e into the output one), then d's identity result goes.
+  const Graph fused = apply_and_compare(m.graph(), fusion::fold_transposes, 4);
+  CHECK(count_nodes(fused, OpKind::kTranspose) == 2);
+  for (const Node& node : fused.nodes()) {
+    if (node.op == OpKind::kRelu) {
+      const Node& merged = fused.node(fused.value(node.inputs[0]).producer);
+      CHECK(merged.attrs.get_ints("perm") == std::vector<int64_t>{1, 0, 3, 2});
+    }
+    if (node.op == OpKind::kSigmoid) CHECK(fused.value(node.inputs[0]).producer < 0);  // reads x
+  }
+}
+
+TEST_CASE("fold_transposes folds 2-D Transposes into Gemm, and keeps shared and output ones") {
+  std::mt19937 rng(3);
+  GraphMaker m;
+  const ValueId x = m.input({4, 6});
+  const ValueId w = m.input({5, 6});
+  const ValueId wt = m.node(OpKind::kTranspose, {w}, perm({1, 0}));  // [6, 5]
+  Attributes trans_a;
+  trans_a.set("transA", int64_t{1});
+  const ValueId xt = m.node(OpKind::kTranspose, {x}, perm({1, 0}));  // [6, 4], Gemm transposes it back
+  m.output(m.node(OpKind::kGemm, {xt, wt, m.random_constant({5}, rng)}, trans_a));
+  const ValueId shared = m.node(OpKind::kTranspose, {x}, perm({1, 0}));  // read twice: kept
+  m.output(m.node(OpKind::kAdd, {shared, shared}));
+  m.output(m.node(OpKind::kTranspose, {w}, perm({1, 0})));  // a graph output: kept
+  const Graph fused = apply_and_compare(m.graph(), fusion::fold_transposes, 2);
+  CHECK(count_nodes(fused, OpKind::kTranspose) == 2);
+  for (const Node& node : fused.nodes()) {
+    if (node.op != OpKind::kGemm) continue;
+    CHECK(node.attrs.get_int("transA", -1) == 0);
+    CHECK(node.attrs.get_int("transB", -1) == 1);
+    CHECK(fused.value(node.inputs[0]).producer < 0);
+    CHECK(fused.value(node.inputs[1]).producer < 0);
+  }
+}
+
 TEST_CASE("optimize_graph runs the passes in order, verifies, and can be switched off") {
   std::mt19937 rng(8);
   GraphMaker m;
@@ -404,11 +457,12 @@ TEST_CASE("optimize_graph runs the passes in order, verifies, and can be switche
   Graph fused = m.graph();
   Result<std::vector<PassReport>> reports = optimize_graph(fused);
   REQUIRE(reports.is_ok());
-  REQUIRE(reports->size() == 8);
-  const char* const order[] = {"eliminate_identity",       "fold_constants",      "fold_space_to_depth_into_conv",
-                               "fold_batchnorm_into_conv", "fuse_conv_add",       "fuse_conv_activation",
-                               "fuse_conv_activation_add", "cascade_spp_maxpools"};
-  const int changes[] = {1, 0, 0, 1, 0, 1, 0, 0};
+  REQUIRE(reports->size() == 9);
+  const char* const order[] = {
+      "eliminate_identity",       "fold_constants", "fold_transposes",      "fold_space_to_depth_into_conv",
+      "fold_batchnorm_into_conv", "fuse_conv_add",  "fuse_conv_activation", "fuse_conv_activation_add",
+      "cascade_spp_maxpools"};
+  const int changes[] = {1, 0, 0, 0, 1, 0, 1, 0, 0};
   for (size_t i = 0; i < reports->size(); ++i) {
     CHECK((*reports)[i].pass == order[i]);
     CHECK((*reports)[i].changes == changes[i]);
