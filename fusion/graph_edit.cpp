@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "runtime/op_table.h"
+
 namespace edgefuse::fusion {
 
 std::vector<std::vector<NodeId>> value_consumers(const Graph& graph) {
@@ -30,6 +32,43 @@ bool is_initializer(const Graph& graph, ValueId value) {
 const Tensor* constant_data(const Graph& graph, ValueId value) {
   if (!is_initializer(graph, value)) return nullptr;
   return &*graph.value(value).initializer;
+}
+
+std::vector<std::optional<TensorDesc>> static_value_descs(const Graph& graph) {
+  const auto fully_static = [](const TensorDesc& desc) {
+    return std::all_of(desc.shape.begin(), desc.shape.end(), [](int64_t dim) { return dim >= 0; });
+  };
+  // Meta tensors for the shape rules; initializers keep their data (Reshape's shape, Slice's starts).
+  std::vector<std::optional<Tensor>> known(graph.values().size());
+  for (size_t v = 0; v < graph.values().size(); ++v) {
+    if (graph.values()[v].initializer) known[v] = *graph.values()[v].initializer;
+  }
+  for (ValueId input : graph.inputs()) {
+    const TensorDesc& desc = graph.value(input).desc;
+    if (fully_static(desc)) known[static_cast<size_t>(input)] = Tensor::meta(desc.dtype, desc.shape);
+  }
+  std::vector<const Tensor*> inputs;
+  std::vector<TensorDesc> descs;
+  for (const Node& node : graph.nodes()) {
+    inputs.clear();
+    bool all_known = true;
+    for (ValueId input : node.inputs) {
+      const std::optional<Tensor>* value = input == kNoValue ? nullptr : &known[static_cast<size_t>(input)];
+      all_known = all_known && (value == nullptr || value->has_value());
+      inputs.push_back(value != nullptr && value->has_value() ? &**value : nullptr);
+    }
+    if (!all_known || !infer_node(node, inputs, descs).is_ok() || descs.size() != node.outputs.size()) continue;
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      if (node.outputs[o] != kNoValue && fully_static(descs[o])) {
+        known[static_cast<size_t>(node.outputs[o])] = Tensor::meta(descs[o].dtype, descs[o].shape);
+      }
+    }
+  }
+  std::vector<std::optional<TensorDesc>> result(known.size());
+  for (size_t v = 0; v < known.size(); ++v) {
+    if (known[v]) result[v] = known[v]->desc();
+  }
+  return result;
 }
 
 void replace_uses(Graph& graph, ValueId from, ValueId to) {

@@ -4,6 +4,7 @@
 // does not change).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ bool is_initializer(const Graph& graph, ValueId value);
 
 // The constant data of `value` when it is an initializer, else nullptr.
 const Tensor* constant_data(const Graph& graph, ValueId value);
+
+// Per value: its description when it is fully static (no -1 dim), inferred from static graph
+// inputs and initializers through the shape rules; nullopt where a shape is dynamic or unknown.
+std::vector<std::optional<TensorDesc>> static_value_descs(const Graph& graph);
 
 // Replaces every node input that reads `from` with `to` (graph outputs are left alone).
 void replace_uses(Graph& graph, ValueId from, ValueId to);

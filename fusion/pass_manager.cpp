@@ -20,7 +20,8 @@ struct PassEntry {
 // BatchNorm, not the Conv; the residual Add is fused before the activation, which the Conv
 // epilogue applies after the residual; an Add after an activation that is fused already is then
 // fused as a residual after the activation. Transposes are folded once constants are (a Transpose
-// of a constant is folded away there). The MaxPool cascade is independent of the rest.
+// of a constant is folded away there). Pointwise chains are fused after the Conv epilogues, so
+// they take only what those leave. The MaxPool cascade is independent of the rest.
 constexpr PassEntry kPasses[] = {
     {"eliminate_identity", fusion::eliminate_identity},
     {"fold_constants", fusion::fold_constants},
@@ -30,6 +31,7 @@ constexpr PassEntry kPasses[] = {
     {"fuse_conv_add", fusion::fuse_conv_add},
     {"fuse_conv_activation", fusion::fuse_conv_activation},
     {"fuse_conv_activation_add", fusion::fuse_conv_activation_add},
+    {"fuse_pointwise_chains", fusion::fuse_pointwise_chains},
     {"cascade_spp_maxpools", fusion::cascade_spp_maxpools},
 };
 

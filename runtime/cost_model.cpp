@@ -58,6 +58,8 @@ int64_t node_flops(const Graph& graph, const MemoryPlan& plan, NodeId id) {
       return 4 * out;  // max, exp, sum, divide
     case OpKind::kResize:
       return out;
+    case OpKind::kPointwiseChain:
+      return out * static_cast<int64_t>(node.attrs.get_ints("chain_ops").size());
     default:
       return is_elementwise(node.op) ? out : 0;  // else data movement, shapes and constants
   }

@@ -189,9 +189,9 @@ void alias_concat_inputs(const Graph& graph, MemoryPlan& plan) {
   }
 }
 
-// Elementwise kernels (reference and optimised) compute output element i from input element i
-// (and a broadcast operand) before writing it, so the output may take a same-description input's
-// bytes. Copy ops (Reshape, Identity) are not elementwise: memcpy onto itself is undefined.
+// Elementwise kernels (reference and optimised; writes_elementwise) compute output element i from
+// the inputs' elements at i (broadcast operands included) before writing it, so the output may
+// take a same-description input's bytes. Copy ops (Reshape, Identity) are not elementwise: memcpy onto itself is undefined.
 // Lets the output of each pointwise node reuse the bytes of an input that dies at that node and
 // has the same description (see the header). Runs after Concat aliasing and leaves its values be.
 void reuse_dying_inputs(const Graph& graph, MemoryPlan& plan) {
@@ -206,7 +206,7 @@ void reuse_dying_inputs(const Graph& graph, MemoryPlan& plan) {
   };
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
     const Node& node = graph.nodes()[n];
-    if (plan.node_skipped[n] || !is_elementwise(node.op) || !eligible(node.outputs[0])) continue;
+    if (plan.node_skipped[n] || !writes_elementwise(node.op) || !eligible(node.outputs[0])) continue;
     const auto out = static_cast<size_t>(node.outputs[0]);
     // Only data inputs 0 and 1; Clip's bounds are scalars.
     const size_t data_inputs = node.op == OpKind::kClip ? 1 : std::min<size_t>(node.inputs.size(), 2);

@@ -15,8 +15,8 @@
 // node is skipped. The output's lifetime then spans its inputs' lifetimes. Only done when every
 // block offset is aligned, an input aliases into one Concat only, and Concats do not nest.
 //
-// In place: the output of a pointwise op (Relu, Sigmoid, Add, Mul, ...; their kernels read
-// element i before writing element i) takes the bytes of an input with the same description
+// In place: the output of a pointwise op (Relu, Sigmoid, Add, Mul, ..., PointwiseChain; their
+// kernels read element i before writing element i; writes_elementwise in op_kind.h) takes the bytes of an input with the same description
 // that dies at that node, when neither is part of a Concat alias.
 #pragma once
 

@@ -59,6 +59,8 @@ enum class OpKind : uint16_t {
   kConstantOfShape,
   kConstant,
   kIdentity,
+  // Internal, made by the fuser (never imported): a chain of the pointwise ops above in one pass
+  kPointwiseChain,
   kCount
 };
 
@@ -69,6 +71,9 @@ std::string_view op_name(OpKind kind);
 // Pointwise unary and broadcasting binary ops: output element i comes from input element i (and
 // a broadcast operand) alone, one arithmetic operation or so per element.
 bool is_elementwise(OpKind kind);
+// Ops whose output element i is computed from the inputs' elements at i (broadcast) before it is
+// written: the elementwise ops and PointwiseChain. The output may take a same-shaped input's bytes.
+bool writes_elementwise(OpKind kind);
 std::optional<OpKind> op_from_name(std::string_view name);
 
 }  // namespace edgefuse

@@ -56,6 +56,7 @@ constexpr OpDef kOpTable[] = {
   {OpKind::kConstantOfShape,    "ConstantOfShape",     1, 1,    1, 1, infer_constant_of_shape,  reference_constant_of_shape,  nullptr},
   {OpKind::kConstant,           "Constant",            0, 0,    1, 1, infer_constant,           reference_constant,           nullptr},
   {OpKind::kIdentity,           "Identity",            1, 1,    1, 1, infer_same_as_input,      reference_copy_input,         nullptr},
+  {OpKind::kPointwiseChain,     "PointwiseChain",      1, 4,    1, 1, infer_pointwise_chain,    reference_pointwise_chain,    cpu_pointwise_chain},
 };
 // clang-format on
 
@@ -101,6 +102,10 @@ bool is_elementwise(OpKind kind) {
     default:
       return false;
   }
+}
+
+bool writes_elementwise(OpKind kind) {
+  return is_elementwise(kind) || kind == OpKind::kPointwiseChain;
 }
 
 std::string_view op_name(OpKind kind) {

@@ -10,6 +10,7 @@
 #include "runtime/ops/broadcast.h"
 #include "runtime/ops/conv_epilogue.h"
 #include "runtime/ops/conv_problem.h"
+#include "runtime/ops/pointwise_chain.h"
 #include "runtime/ops/pool_problem.h"
 
 namespace edgefuse::gpu {
@@ -280,6 +281,8 @@ class Lowerer {
       case OpKind::kPow:
       case OpKind::kPRelu:
         return lower_binary(node);
+      case OpKind::kPointwiseChain:
+        return lower_pointwise_chain(node);
       case OpKind::kMaxPool:
       case OpKind::kAveragePool:
         return lower_pool(node);
@@ -389,18 +392,17 @@ class Lowerer {
     return static_cast<float>(known_tensor(v).double_at(0));
   }
 
-  Result<StepsOrFallback> lower_unary(const Node& node) {
-    if (!all_f32(node)) return StepsOrFallback{not_lowered(op_name(node.op), " on a dtype other than f32")};
-    UnaryStep s;
-    s.elements = desc(node.outputs[0]).numel();
-    ActivationParams& a = s.activation;
-    switch (node.op) {
+  // The activation computing unary op `op` with its parameters (alpha, beta: LeakyRelu,
+  // HardSigmoid; lo, hi: Clip).
+  static ActivationParams unary_activation(OpKind op, float alpha, float beta, float lo, float hi) {
+    ActivationParams a;
+    switch (op) {
       case OpKind::kRelu:
         a.kind = Activation::kRelu;
         break;
       case OpKind::kLeakyRelu:
         a.kind = Activation::kLeakyRelu;
-        a.alpha = node.attrs.get_float("alpha", 0.01f);
+        a.alpha = alpha;
         break;
       case OpKind::kSigmoid:
         a.kind = Activation::kSigmoid;
@@ -410,21 +412,17 @@ class Lowerer {
         break;
       case OpKind::kHardSigmoid:
         a.kind = Activation::kHardSigmoid;
-        a.alpha = node.attrs.get_float("alpha", 0.2f);
-        a.beta = node.attrs.get_float("beta", 0.5f);
+        a.alpha = alpha;
+        a.beta = beta;
         break;
       case OpKind::kHardSwish:
         a.kind = Activation::kHardSwish;
         break;
-      case OpKind::kClip: {
-        const std::optional<float> lo = clip_bound(node, 1, std::numeric_limits<float>::lowest());
-        const std::optional<float> hi = clip_bound(node, 2, std::numeric_limits<float>::max());
-        if (!lo || !hi) return StepsOrFallback{not_lowered("Clip bounds only known at run time")};
+      case OpKind::kClip:
         a.kind = Activation::kClip;
-        a.min = *lo;
-        a.max = *hi;
+        a.min = lo;
+        a.max = hi;
         break;
-      }
       case OpKind::kSqrt:
         a.kind = Activation::kSqrt;
         break;
@@ -432,7 +430,80 @@ class Lowerer {
         a.kind = Activation::kExp;
         break;
     }
+    return a;
+  }
+
+  static BinaryOp binary_op(OpKind op) {
+    switch (op) {
+      case OpKind::kAdd:
+        return BinaryOp::kAdd;
+      case OpKind::kSub:
+        return BinaryOp::kSub;
+      case OpKind::kMul:
+        return BinaryOp::kMul;
+      case OpKind::kDiv:
+        return BinaryOp::kDiv;
+      case OpKind::kPow:
+        return BinaryOp::kPow;
+      default:
+        return BinaryOp::kPRelu;
+    }
+  }
+
+  Result<StepsOrFallback> lower_unary(const Node& node) {
+    if (!all_f32(node)) return StepsOrFallback{not_lowered(op_name(node.op), " on a dtype other than f32")};
+    UnaryStep s;
+    s.elements = desc(node.outputs[0]).numel();
+    const std::optional<float> lo = clip_bound(node, 1, std::numeric_limits<float>::lowest());
+    const std::optional<float> hi = clip_bound(node, 2, std::numeric_limits<float>::max());
+    if (node.op == OpKind::kClip && (!lo || !hi)) {
+      return StepsOrFallback{not_lowered("Clip bounds only known at run time")};
+    }
+    const bool leaky = node.op == OpKind::kLeakyRelu;
+    const float alpha = node.attrs.get_float("alpha", leaky ? 0.01f : 0.2f);
+    s.activation =
+        unary_activation(node.op, alpha, node.attrs.get_float("beta", 0.5f), lo.value_or(0.0f), hi.value_or(0.0f));
     return StepsOrFallback{std::vector{step_for(node, s, {node.inputs[0]})}};
+  }
+
+  // One ChainStep: the output's broadcast strides per input, and a link per chain step.
+  Result<StepsOrFallback> lower_pointwise_chain(const Node& node) {
+    static_assert(kMaxChainLinks >= kMaxChainSteps && kMaxStepInputs >= kMaxChainInputs,
+                  "a GPU ChainStep holds every chain the fuser makes");
+    if (!all_f32(node)) return StepsOrFallback{not_lowered("PointwiseChain on a dtype other than f32")};
+    const Shape& out_shape = desc(node.outputs[0]).shape;
+    if (out_shape.size() > static_cast<size_t>(kMaxRank)) {
+      return StepsOrFallback{not_lowered("output rank ", out_shape.size(), " exceeds ", kMaxRank)};
+    }
+    EF_ASSIGN_OR_RETURN(const PointwiseChain chain, pointwise_chain(node));
+    ChainStep s;
+    s.rank = static_cast<int>(out_shape.size());
+    s.inputs = static_cast<int>(node.inputs.size());
+    s.links = static_cast<int>(chain.steps.size());
+    for (int d = 0; d < s.rank; ++d) s.dims[d] = out_shape[static_cast<size_t>(d)];
+    for (int k = 0; k < s.inputs; ++k) {
+      const std::vector<int64_t> strides =
+          broadcast_strides(desc(node.inputs[static_cast<size_t>(k)]).shape, out_shape);
+      for (int d = 0; d < s.rank; ++d) s.strides[k][d] = strides[static_cast<size_t>(d)];
+    }
+    for (int l = 0; l < s.links; ++l) {
+      const PointwiseChainStep& step = chain.steps[static_cast<size_t>(l)];
+      ChainLink& link = s.link[l];
+      link.binary = is_chain_binary(step.op);
+      if (link.binary) {
+        link.op = binary_op(step.op);
+        link.operand = static_cast<int8_t>(step.operand);
+        link.chain_on_right = step.chain_on_right;
+        link.constant = step.alpha;
+      } else {
+        link.activation = unary_activation(step.op, step.alpha, step.beta, step.lo, step.hi);
+      }
+    }
+    LoweredStep lowered;
+    lowered.params = s;
+    for (int k = 0; k < s.inputs; ++k) lowered.inputs[k] = operand(node.inputs[static_cast<size_t>(k)]);
+    lowered.output = operand(node.outputs[0]);
+    return StepsOrFallback{std::vector{std::move(lowered)}};
   }
 
   Result<StepsOrFallback> lower_binary(const Node& node) {
@@ -442,26 +513,7 @@ class Lowerer {
       return StepsOrFallback{not_lowered("output rank ", out_shape.size(), " exceeds ", kMaxRank)};
     }
     BinaryStep s;
-    switch (node.op) {
-      case OpKind::kAdd:
-        s.op = BinaryOp::kAdd;
-        break;
-      case OpKind::kSub:
-        s.op = BinaryOp::kSub;
-        break;
-      case OpKind::kMul:
-        s.op = BinaryOp::kMul;
-        break;
-      case OpKind::kDiv:
-        s.op = BinaryOp::kDiv;
-        break;
-      case OpKind::kPow:
-        s.op = BinaryOp::kPow;
-        break;
-      default:
-        s.op = BinaryOp::kPRelu;
-        break;
-    }
+    s.op = binary_op(node.op);
     const std::vector<int64_t> a = broadcast_strides(desc(node.inputs[0]).shape, out_shape);
     const std::vector<int64_t> b = broadcast_strides(desc(node.inputs[1]).shape, out_shape);
     s.rank = static_cast<int>(out_shape.size());

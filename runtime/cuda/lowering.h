@@ -77,7 +77,7 @@ struct CpuFallbackStep {
 };
 
 using StepParams =
-    std::variant<ConvStep, UnaryStep, BinaryStep, PoolStep, PlaneMeanStep, SoftmaxStep, ChannelAffineStep,
+    std::variant<ConvStep, UnaryStep, BinaryStep, ChainStep, PoolStep, PlaneMeanStep, SoftmaxStep, ChannelAffineStep,
                  BlockCopyStep, GatherStep, RowCountResetStep, RowSelectStep, RowGatherStep, CpuFallbackStep>;
 
 struct LoweredStep {

@@ -133,6 +133,24 @@ struct UnaryStep : Operands {
 
 enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kPow, kPRelu };
 
+EF_HOST_DEVICE inline float apply_binary(BinaryOp op, float a, float b) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return a + b;
+    case BinaryOp::kSub:
+      return a - b;
+    case BinaryOp::kMul:
+      return a * b;
+    case BinaryOp::kDiv:
+      return a / b;
+    case BinaryOp::kPow:
+      return powf(a, b);
+    case BinaryOp::kPRelu:
+      return a < 0.0f ? a * b : a;
+  }
+  return a;
+}
+
 // A broadcasting binary op on f32. Operands: A, B. Strides are in elements, 0 on broadcast dims.
 struct BinaryStep : Operands {
   BinaryOp op = BinaryOp::kAdd;
@@ -156,30 +174,59 @@ struct BinaryStep : Operands {
       offset_a += index * strides_a[d];
       offset_b += index * strides_b[d];
     }
-    const float a = load(0, offset_a);
-    const float b = load(1, offset_b);
-    float r = 0;
-    switch (op) {
-      case BinaryOp::kAdd:
-        r = a + b;
-        break;
-      case BinaryOp::kSub:
-        r = a - b;
-        break;
-      case BinaryOp::kMul:
-        r = a * b;
-        break;
-      case BinaryOp::kDiv:
-        r = a / b;
-        break;
-      case BinaryOp::kPow:
-        r = powf(a, b);
-        break;
-      case BinaryOp::kPRelu:
-        r = a < 0.0f ? a * b : a;
-        break;
+    store(i, apply_binary(op, load(0, offset_a), load(1, offset_b)));
+  }
+};
+
+// One link of a pointwise chain: a unary activation of the chain value, or a binary op of it and
+// an operand (input slot `operand`, or `constant` when operand is -1), the chain value on the left
+// unless chain_on_right.
+inline constexpr int kMaxChainLinks = 8;
+
+struct ChainLink {
+  bool binary = false;
+  ActivationParams activation;   // unary
+  BinaryOp op = BinaryOp::kAdd;  // binary
+  int8_t operand = -1;
+  bool chain_on_right = false;
+  float constant = 0;
+};
+
+// A PointwiseChain (runtime/ops/pointwise_chain.h) in one pass: per output element the chain
+// value is loaded from input 0, every link is applied in registers, and only the result is stored.
+// Operands: X0..X3 broadcast to the output (strides in elements, 0 on broadcast dims).
+struct ChainStep : Operands {
+  int rank = 0;
+  int inputs = 1;
+  int links = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[kMaxStepInputs][kMaxRank] = {};
+  ChainLink link[kMaxChainLinks];
+
+  EF_HOST_DEVICE int64_t count() const {
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d) n *= dims[d];
+    return n;
+  }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    int64_t offset[kMaxStepInputs] = {};
+    int64_t rest = i;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t index = rest % dims[d];
+      rest /= dims[d];
+      for (int k = 0; k < kMaxStepInputs; ++k) offset[k] += index * strides[k][d];
     }
-    store(i, r);
+    float v = load(0, offset[0]);
+    for (int l = 0; l < links; ++l) {
+      const ChainLink& c = link[l];
+      if (!c.binary) {
+        v = apply_activation(c.activation, v);
+        continue;
+      }
+      const float other = c.operand < 0 ? c.constant : load(c.operand, offset[c.operand]);
+      v = c.chain_on_right ? apply_binary(c.op, other, v) : apply_binary(c.op, v, other);
+    }
+    store(i, v);
   }
 };
 

@@ -56,31 +56,49 @@ std::vector<int64_t> broadcast_strides(std::span<const int64_t> shape, std::span
   return strides;
 }
 
-BroadcastLoop plan_broadcast_loop(std::span<const int64_t> a_shape, std::span<const int64_t> b_shape,
-                                  std::span<const int64_t> out_shape) {
-  const std::vector<int64_t> strides_a = broadcast_strides(a_shape, out_shape);
-  const std::vector<int64_t> strides_b = broadcast_strides(b_shape, out_shape);
-  BroadcastLoop loop;
+MultiBroadcastLoop plan_multi_broadcast_loop(std::span<const Shape> shapes, std::span<const int64_t> out_shape) {
+  std::vector<std::vector<int64_t>> strides;
+  strides.reserve(shapes.size());
+  for (const Shape& shape : shapes) strides.push_back(broadcast_strides(shape, out_shape));
+  MultiBroadcastLoop loop;
+  loop.strides.resize(shapes.size());
   for (size_t d = 0; d < out_shape.size(); ++d) {
     const int64_t dim = out_shape[d];
     if (dim == 1) continue;
-    const bool merges = !loop.dims.empty() && loop.strides_a.back() == strides_a[d] * dim &&
-                        loop.strides_b.back() == strides_b[d] * dim;
+    bool merges = !loop.dims.empty();
+    for (size_t k = 0; merges && k < shapes.size(); ++k) merges = loop.strides[k].back() == strides[k][d] * dim;
     if (merges) {
       loop.dims.back() *= dim;
-      loop.strides_a.back() = strides_a[d];
-      loop.strides_b.back() = strides_b[d];
+      for (size_t k = 0; k < shapes.size(); ++k) loop.strides[k].back() = strides[k][d];
     } else {
       loop.dims.push_back(dim);
-      loop.strides_a.push_back(strides_a[d]);
-      loop.strides_b.push_back(strides_b[d]);
+      for (size_t k = 0; k < shapes.size(); ++k) loop.strides[k].push_back(strides[k][d]);
     }
   }
   if (loop.dims.empty()) {  // a single element
     loop.dims = {1};
-    loop.strides_a = {0};
-    loop.strides_b = {0};
+    for (std::vector<int64_t>& s : loop.strides) s = {0};
   }
+  return loop;
+}
+
+int64_t MultiBroadcastLoop::row_offset(size_t k, int64_t row) const {
+  int64_t offset = 0;
+  for (size_t d = dims.size() - 1; d-- > 0;) {
+    offset += (row % dims[d]) * strides[k][d];
+    row /= dims[d];
+  }
+  return offset;
+}
+
+BroadcastLoop plan_broadcast_loop(std::span<const int64_t> a_shape, std::span<const int64_t> b_shape,
+                                  std::span<const int64_t> out_shape) {
+  const Shape shapes[] = {Shape(a_shape.begin(), a_shape.end()), Shape(b_shape.begin(), b_shape.end())};
+  MultiBroadcastLoop multi = plan_multi_broadcast_loop(shapes, out_shape);
+  BroadcastLoop loop;
+  loop.dims = std::move(multi.dims);
+  loop.strides_a = std::move(multi.strides[0]);
+  loop.strides_b = std::move(multi.strides[1]);
   return loop;
 }
 

@@ -39,6 +39,20 @@ struct BroadcastLoop {
 BroadcastLoop plan_broadcast_loop(std::span<const int64_t> a_shape, std::span<const int64_t> b_shape,
                                   std::span<const int64_t> out_shape);
 
+// The same reduction for any number of operands (PointwiseChain): strides[k][d] is operand k's
+// element stride along loop dim d; along the last dim each operand's stride is 0 or 1.
+struct MultiBroadcastLoop {
+  Shape dims;
+  std::vector<std::vector<int64_t>> strides;
+
+  int64_t inner() const { return dims.back(); }
+  int64_t rows() const { return inner() == 0 ? 0 : shape_numel(dims) / inner(); }
+  // Operand k's offset at the start of row `row`.
+  int64_t row_offset(size_t k, int64_t row) const;
+};
+
+MultiBroadcastLoop plan_multi_broadcast_loop(std::span<const Shape> shapes, std::span<const int64_t> out_shape);
+
 // Calls run(offset_a, offset_b, offset_out) for rows [row_begin, row_end) of `loop`; each row
 // covers loop.inner() output elements starting at offset_out.
 template <typename RunFn>

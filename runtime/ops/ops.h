@@ -93,6 +93,10 @@ EF_DECLARE_INFER(constant_of_shape)
 EF_DECLARE_REFERENCE(constant_of_shape)
 EF_DECLARE_INFER(constant)
 EF_DECLARE_REFERENCE(constant)
+// pointwise_chain.cpp, pointwise_chain_cpu.cpp: the fuser's chains of pointwise ops
+EF_DECLARE_INFER(pointwise_chain)
+EF_DECLARE_REFERENCE(pointwise_chain)
+EF_DECLARE_CPU(pointwise_chain)
 
 #undef EF_DECLARE_INFER
 #undef EF_DECLARE_REFERENCE

@@ -97,4 +97,20 @@ double max_relative_l2(const std::vector<Tensor>& actual, const std::vector<Tens
   return worst;
 }
 
+Graph apply_and_compare(const Graph& graph, Status (*pass)(Graph&, PassReport&), int expected_changes) {
+  Graph fused = graph;
+  PassReport report;
+  REQUIRE(pass(fused, report).is_ok());
+  REQUIRE_MESSAGE(fused.verify().is_ok(), fused.verify().to_string());
+  CHECK(report.changes == expected_changes);
+  CHECK(static_cast<int>(report.details.size()) == report.changes);
+  std::mt19937 rng(7);
+  const std::vector<Tensor> inputs = random_inputs_for(graph, rng);
+  for (bool reference : {false, true}) {
+    const double error = max_relative_l2(run_graph(fused, inputs, reference), run_graph(graph, inputs, reference));
+    CHECK(error <= kFusionTolerance);
+  }
+  return fused;
+}
+
 }  // namespace edgefuse::test

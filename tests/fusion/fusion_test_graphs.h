@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "fusion/pass_manager.h"
 #include "runtime/graph.h"
 
 namespace edgefuse::test {
@@ -51,5 +52,12 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inp
 
 // Largest relative L2 error between corresponding outputs (fails on a count or shape mismatch).
 double max_relative_l2(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected);
+
+inline constexpr double kFusionTolerance = 1e-5;  // relative L2, fused vs unfused
+
+// Runs `pass` on a copy of `graph`, checks it verifies, made `expected_changes` rewrites (one
+// detail line each) and that the outputs agree within kFusionTolerance on random inputs (both
+// kernel sets). Returns the rewritten graph.
+Graph apply_and_compare(const Graph& graph, Status (*pass)(Graph&, PassReport&), int expected_changes);
 
 }  // namespace edgefuse::test

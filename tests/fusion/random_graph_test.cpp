@@ -1,5 +1,5 @@
 // Property test: random small graphs (chains of Conv, BatchNormalization, activations, SiLU,
-// Add (also after an activated Conv, YOLOX's shortcut), Concat, MaxPool, Identity, constant
+// Add (also after an activated Conv, YOLOX's shortcut), runs of pointwise ops, Concat, MaxPool, Identity, constant
 // subexpressions, Focus stems (space-to-depth + Conv) and SPP blocks, with random shapes and constant
 // weights; intermediate values sometimes graph outputs) give the same outputs after
 // optimize_graph as before, with both kernel sets. Seeded, so a failure names its case.
@@ -49,6 +49,35 @@ ValueId add_activation(GraphMaker& m, ValueId x, std::mt19937& rng) {
   }
 }
 
+// One pointwise op on `cur` that keeps values bounded: unary ops, and binary ones whose other
+// operand is a per-channel or scalar constant (divisors and factors in [0.5, 1.5]) or an earlier
+// value of the same shape.
+ValueId add_pointwise(GraphMaker& m, const Current& cur, const std::vector<Current>& history, std::mt19937& rng) {
+  const int64_t c = cur.shape[1];
+  const auto per_channel = [&] { return m.random_constant({c, 1, 1}, rng, 0.5, 1.5); };
+  switch (pick(rng, 0, 8)) {
+    case 0:
+      return m.node(OpKind::kTanh, {cur.value});
+    case 1:
+      return m.node(OpKind::kMul, {per_channel(), cur.value});
+    case 2:
+      return m.node(OpKind::kAdd, {cur.value, m.constant(Tensor::scalar<float>(0.25f))});
+    case 3:
+      return m.node(OpKind::kSub, {m.constant(Tensor::scalar<float>(0.5f)), cur.value});
+    case 4:
+      return m.node(OpKind::kDiv, {cur.value, per_channel()});
+    case 5:
+      return m.node(OpKind::kPRelu, {cur.value, m.random_constant({c, 1, 1}, rng, 0.0, 0.5)});
+    case 6:
+      for (const Current& h : history) {
+        if (h.shape == cur.shape && h.value != cur.value) return m.node(OpKind::kMul, {cur.value, h.value});
+      }
+      return m.node(OpKind::kMul, {cur.value, cur.value});
+    default:
+      return add_activation(m, cur.value, rng);
+  }
+}
+
 Current add_conv(GraphMaker& m, const Current& in, std::mt19937& rng) {
   const int64_t channels = in.shape[1];
   const bool depthwise = channels > 1 && pick(rng, 0, 3) == 0;
@@ -79,7 +108,7 @@ Graph random_graph(std::mt19937& rng) {
   const int64_t steps = pick(rng, 2, 7);
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t c = cur.shape[1];
-    switch (pick(rng, 0, 12)) {
+    switch (pick(rng, 0, 13)) {
       case 0:
       case 1:
       case 2:
@@ -134,6 +163,10 @@ Graph random_graph(std::mt19937& rng) {
         cur = add_conv(m, cur, rng);
         cur.value = add_activation(m, cur.value, rng);
         break;
+      case 13: {  // a run of pointwise ops with per-channel, scalar and earlier same-shaped operands
+        for (int64_t op = pick(rng, 2, 5); op > 0; --op) cur.value = add_pointwise(m, cur, history, rng);
+        break;
+      }
       case 11: {  // Focus stem: space-to-depth (phases in a random order) and a Conv
         if (cur.shape[2] % 2 != 0 || cur.shape[3] % 2 != 0) break;
         StridePhase order[4] = {kFocusOrder[0], kFocusOrder[1], kFocusOrder[2], kFocusOrder[3]};
@@ -182,6 +215,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   int residuals_after_activation = 0;
   int stems_folded = 0;
   int pools_chained = 0;
+  int pointwise_chains = 0;
   for (int seed = 0; seed < kCases; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(static_cast<unsigned>(seed));
@@ -195,6 +229,7 @@ TEST_CASE("random graphs: fused equals unfused") {
       if (report.pass == "fuse_conv_activation_add") residuals_after_activation += report.changes;
       if (report.pass == "fold_space_to_depth_into_conv") stems_folded += report.changes;
       if (report.pass == "cascade_spp_maxpools") pools_chained += report.changes;
+      if (report.pass == "fuse_pointwise_chains") pointwise_chains += report.changes;
     }
     fewer_nodes += fused.nodes().size() < original.nodes().size() ? 1 : 0;
     const std::vector<Tensor> inputs = random_inputs_for(original, rng);
@@ -205,12 +240,13 @@ TEST_CASE("random graphs: fused equals unfused") {
     }
   }
   MESSAGE("random graphs: ", changes, " rewrites (", residuals_after_activation, " residuals after an activation, ",
-          stems_folded, " Focus stems, ", pools_chained, " pools chained), ", fewer_nodes, " of ", kCases,
-          " graphs shrank");
+          stems_folded, " Focus stems, ", pools_chained, " pools chained, ", pointwise_chains, " pointwise chains), ",
+          fewer_nodes, " of ", kCases, " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
   CHECK(residuals_after_activation > 0);
   CHECK(stems_folded > 0);
   CHECK(pools_chained > 0);
+  CHECK(pointwise_chains > 0);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "runtime/memory_plan.h"
+#include "runtime/ops/pointwise_chain.h"
+#include "runtime/ops/pointwise_chain.h"
 #include "tests/fusion/fusion_test_graphs.h"
 #include "tests/support/numerics.h"
 
@@ -151,6 +153,29 @@ void add_pointwise_cases(CaseBuilder& b) {
     m.output(m.node(OpKind::kDiv, {x, per_channel}));
     m.output(m.node(OpKind::kPRelu, {x, per_channel}));
   });
+  b.add(
+      "pointwise chains: every step kind, broadcast heads and operands, constants on either side",
+      [](GraphMaker& m, std::mt19937& rng) {
+        using S = PointwiseChainStep;
+        const auto chain_node = [&](std::vector<ValueId> inputs, std::vector<S> steps) {
+          Attributes attrs;
+          set_pointwise_chain(attrs, PointwiseChain{std::move(steps)});
+          return m.node(OpKind::kPointwiseChain, std::move(inputs), attrs);
+        };
+        const ValueId x = m.input({2, 3, 4, 5});
+        const ValueId per_channel = m.random_constant({3, 1, 1}, rng, 0.5, 1.5);
+        const ValueId slope = m.random_constant({5}, rng, 0.0, 0.5);
+        // SiLU, + bias, 0.5 - v, PRelu, / scale, clip, HardSwish, LeakyRelu.
+        m.output(chain_node({x, per_channel, slope},
+                            {S{OpKind::kSigmoid}, S{OpKind::kMul, 0}, S{OpKind::kAdd, 1},
+                             S{OpKind::kSub, -1, true, 0.5f}, S{OpKind::kPRelu, 2}, S{OpKind::kDiv, 1},
+                             S{OpKind::kClip, -1, false, 0, 0, -1.5f, 1.5f}, S{OpKind::kLeakyRelu, -1, false, 0.2f}}));
+        // A [3, 1, 1] head widened by its operand: tanh, * x, hard sigmoid, sqrt, ^1.5, exp, relu, x - v.
+        m.output(chain_node({per_channel, x},
+                            {S{OpKind::kTanh}, S{OpKind::kMul, 1, true}, S{OpKind::kHardSigmoid, -1, false, 0.3f, 0.4f},
+                             S{OpKind::kSqrt}, S{OpKind::kPow, -1, false, 1.5f}, S{OpKind::kExp}, S{OpKind::kHardSwish},
+                             S{OpKind::kSub, 1, true}}));
+      });
   b.add("batch normalization", [](GraphMaker& m, std::mt19937& rng) {
     m.output(m.node(OpKind::kBatchNormalization,
                     {m.input({2, 3, 4, 5}), m.random_constant({3}, rng), m.random_constant({3}, rng),

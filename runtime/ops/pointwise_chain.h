@@ -1,0 +1,59 @@
+// PointwiseChain: an internal op the fuser makes (fusion/fuse_pointwise_chains.cpp), never the
+// importer. It computes a chain of pointwise ops in one pass over its output instead of one pass
+// (and one stored intermediate) per op.
+//
+// Inputs X0..Xk-1 (f32, 1 <= k <= kMaxChainInputs) broadcast to the output, whose shape is their
+// multidirectional broadcast. For each output element i: v = X0[i], then for each step in order
+//   unary step:   v = op(v)                                  (operand -1)
+//   binary step:  v = op(v, Xj[i]), or op(Xj[i], v) when the chain value is the right operand;
+//                 with operand -1 the other operand is the step's constant `alpha` (a scalar
+//                 initializer folded into the step, so it takes no input slot)
+// and the output is v. The steps are node attributes, one entry per step:
+//   chain_ops       ints: the OpKind of each step (Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid,
+//                   HardSwish, Clip, Sqrt, Exp; Add, Sub, Mul, Div, Pow, PRelu)
+//   chain_operands  ints: the input index j of a binary step, -1 for a unary one or a constant
+//   chain_on_right  ints: 1 when the chain value is the right operand (PRelu's slope, Sub's subtrahend)
+//   chain_params    floats, 4 per step: alpha, beta, lo, hi (LeakyRelu alpha; HardSigmoid alpha,
+//                   beta; Clip lo, hi; a binary step's constant operand in alpha; 0 otherwise)
+// Each step follows the formula of the op it replaces (unary_math.h and the binary references).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/attributes.h"
+#include "runtime/graph.h"
+#include "runtime/op_kind.h"
+#include "runtime/status.h"
+
+namespace edgefuse {
+
+// Limits shared by the fuser, the kernels and the GPU lowering (one GPU step has 4 operand slots).
+inline constexpr int kMaxChainInputs = 4;
+inline constexpr int kMaxChainSteps = 8;
+
+struct PointwiseChainStep {
+  OpKind op = OpKind::kRelu;
+  int operand = -1;  // input index of a binary step's other operand; -1: unary, or the constant alpha
+  bool chain_on_right = false;
+  float alpha = 0;  // a binary step's constant operand when operand is -1
+  float beta = 0;
+  float lo = 0;
+  float hi = 0;
+};
+
+struct PointwiseChain {
+  std::vector<PointwiseChainStep> steps;
+};
+
+bool is_chain_unary(OpKind op);
+bool is_chain_binary(OpKind op);
+
+// Reads and checks the chain_* attributes against the node's input count; a malformed chain is
+// an invalid model naming the step and what is wrong.
+Result<PointwiseChain> pointwise_chain(const Node& node);
+
+// Writes `chain` as the chain_* attributes (replacing any present).
+void set_pointwise_chain(Attributes& attrs, const PointwiseChain& chain);
+
+}  // namespace edgefuse

@@ -1,0 +1,96 @@
+// Optimised f32 kernel of PointwiseChain. The output is walked as rows of one contiguous inner
+// run (MultiBroadcastLoop), cut into tiles of kTile elements; each tile runs every step through
+// the active ISA level's unary and binary loops (cpu_kernel_table.h) on a stack buffer that stays
+// in L1, and only the last step writes the output. So each input is read once and the output
+// written once, whatever the chain's length. Every read of a tile's elements comes before the
+// tile's output is written, so the output may take the bytes of a same-shaped input (the memory
+// planner's in-place reuse).
+#include <algorithm>
+
+#include "runtime/ops/broadcast.h"
+#include "runtime/ops/cpu_kernel_table.h"
+#include "runtime/ops/ops.h"
+#include "runtime/ops/pointwise_chain.h"
+#include "runtime/thread_pool.h"
+
+namespace edgefuse {
+
+namespace {
+
+constexpr int64_t kTile = 1024;                // floats: 4 KiB, L1-resident between steps
+constexpr int64_t kGrainElements = 16 * 1024;  // per parallel chunk: enough work to amortise a wake-up
+
+UnaryF32 unary_of(const PointwiseChainStep& step) {
+  UnaryF32 u;
+  u.op = step.op;
+  u.alpha = step.alpha;
+  u.beta = step.beta;
+  u.lo = step.lo;
+  u.hi = step.hi;
+  return u;
+}
+
+struct ChainOperand {
+  const float* data;
+  int64_t inner_stride;  // 0 or 1
+};
+
+// Runs the chain on `count` elements whose inputs start at ins[k].data (+ i * inner_stride) into out.
+void run_tile(const PointwiseChain& chain, const ChainOperand* ins, float* out, int64_t count, float* tile) {
+  const CpuKernelTable& kernels = cpu_kernel_table();
+  const float* value = ins[0].data;
+  int64_t value_stride = ins[0].inner_stride;
+  for (size_t s = 0; s < chain.steps.size(); ++s) {
+    const PointwiseChainStep& step = chain.steps[s];
+    float* dst = s + 1 == chain.steps.size() ? out : tile;
+    if (is_chain_unary(step.op)) {
+      if (value_stride == 0) {  // a broadcast head: expand it first
+        std::fill(dst, dst + count, *value);
+        value = dst;
+      }
+      kernels.unary_f32(unary_of(step), value, dst, count);
+    } else {
+      const ChainOperand other = step.operand < 0 ? ChainOperand{&step.alpha, 0} : ins[step.operand];
+      if (step.chain_on_right) {
+        kernels.binary_f32(step.op, other.data, other.inner_stride, value, value_stride, dst, count);
+      } else {
+        kernels.binary_f32(step.op, value, value_stride, other.data, other.inner_stride, dst, count);
+      }
+    }
+    value = dst;
+    value_stride = 1;
+  }
+}
+
+}  // namespace
+
+Status cpu_pointwise_chain(const KernelArgs& args) {
+  EF_ASSIGN_OR_RETURN(const PointwiseChain chain, pointwise_chain(args.node));
+  Tensor& out = *args.outputs[0];
+  if (out.numel() == 0) return Status::ok();
+  std::vector<Shape> shapes;
+  for (const Tensor* input : args.inputs) shapes.push_back(input->shape());
+  const MultiBroadcastLoop loop = plan_multi_broadcast_loop(shapes, out.shape());
+  const size_t input_count = args.inputs.size();
+  const int64_t inner = loop.inner();
+  const int64_t tiles_per_row = (inner + kTile - 1) / kTile;
+  const int64_t units = loop.rows() * tiles_per_row;
+  const int64_t grain = std::max<int64_t>(1, kGrainElements / std::min(inner, kTile));
+  float* po = out.data<float>();
+  parallel_for(args.pool, units, grain, [&](int64_t begin, int64_t end) {
+    float tile[kTile];
+    ChainOperand ins[kMaxChainInputs];
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const int64_t row = unit / tiles_per_row;
+      const int64_t first = (unit % tiles_per_row) * kTile;
+      for (size_t k = 0; k < input_count; ++k) {
+        const int64_t stride = loop.strides[k].back();
+        ins[k] = {args.inputs[k]->data<float>() + loop.row_offset(k, row) + first * stride, stride};
+      }
+      run_tile(chain, ins, po + row * inner + first, std::min(kTile, inner - first), tile);
+    }
+  });
+  return Status::ok();
+}
+
+}  // namespace edgefuse
