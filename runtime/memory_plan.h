@@ -16,8 +16,9 @@
 // block offset is aligned, an input aliases into one Concat only, and Concats do not nest.
 //
 // In place: the output of a pointwise op (Relu, Sigmoid, Add, Mul, ..., PointwiseChain; their
-// kernels read element i before writing element i; writes_elementwise in op_kind.h) takes the bytes of an input with the same description
-// that dies at that node, when neither is part of a Concat alias.
+// kernels read element i before writing element i; writes_elementwise in op_kind.h) takes the
+// bytes of an input with the same description that dies at that node, when neither is part of a
+// Concat alias.
 #pragma once
 
 #include <cstddef>
