@@ -7,7 +7,6 @@
 
 #include "runtime/memory_plan.h"
 #include "runtime/ops/pointwise_chain.h"
-#include "runtime/ops/pointwise_chain.h"
 #include "tests/fusion/fusion_test_graphs.h"
 #include "tests/support/numerics.h"
 
