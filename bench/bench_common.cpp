@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 #include "pipeline/cli/bench_support.h"
 
@@ -79,6 +80,22 @@ std::filesystem::path bench_assets_dir(const cli::ParsedArgs& args, const char* 
   if (args.has("assets")) return args.get("assets");
   if (const char* env = std::getenv("EDGEFUSE_ASSETS_DIR"); env != nullptr && *env != '\0') return env;
   return configured;
+}
+
+Result<std::vector<int>> parse_thread_list(const std::string& text) {
+  std::vector<int> threads;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const long value = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value < 1 || value > 1024) {
+      return invalid_argument("--threads: '", item, "' is not a thread count in 1..1024");
+    }
+    threads.push_back(static_cast<int>(value));
+  }
+  if (threads.empty()) return invalid_argument("--threads: empty list");
+  return threads;
 }
 
 }  // namespace edgefuse::bench

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pipeline/cli/args.h"
+#include "runtime/status.h"
 
 namespace edgefuse::bench {
 
@@ -41,6 +42,9 @@ struct Samples {
 // "<program>: error: ..." to stderr, 0 after printing --help.
 std::optional<cli::ParsedArgs> parse_bench_args(const cli::CommandSpec& spec, const char* program, int argc,
                                                 char** argv, int& exit_code);
+
+// "1,2,4" -> {1, 2, 4}; each in 1..1024. The error names the bad item.
+Result<std::vector<int>> parse_thread_list(const std::string& text);
 
 const char* compiler_description();  // "g++ 12.2.0" or "clang ..."
 

@@ -172,22 +172,6 @@ std::vector<Measurement> measure(std::span<Engine* const> engines, int threads, 
   return results;
 }
 
-Result<std::vector<int>> parse_thread_list(const std::string& text) {
-  std::vector<int> threads;
-  std::istringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char* end = nullptr;
-    const long value = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || value < 1 || value > 1024) {
-      return invalid_argument("--threads: '", item, "' is not a thread count in 1..1024");
-    }
-    threads.push_back(static_cast<int>(value));
-  }
-  if (threads.empty()) return invalid_argument("--threads: empty list");
-  return threads;
-}
-
 void print_row(const std::string& model, int threads, const std::vector<std::string>& cells) {
   std::printf("| %s | %d |", model.c_str(), threads);
   for (const std::string& c : cells) std::printf(" %s |", c.c_str());

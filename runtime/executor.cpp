@@ -84,6 +84,15 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
   auto* arena = static_cast<unsigned char*>(arena_.raw_data());
   if (options_.poison_arena && arena != nullptr) std::memset(arena, 0xFF, arena_.nbytes());
 
+  handed_out_.resize(graph.values().size());
+  const auto output_storage = [&](size_t v, const TensorDesc& desc) {
+    Tensor& last = handed_out_[v];
+    const bool reusable = last.storage() != nullptr && last.storage().use_count() == 1 && last.desc() == desc;
+    last =
+        reusable ? Tensor::with_storage(desc.dtype, desc.shape, last.storage()) : Tensor::empty(desc.dtype, desc.shape);
+    if (reusable && options_.poison_arena) std::memset(last.raw_data(), 0xFF, last.nbytes());
+    return last;
+  };
   std::vector<Tensor> values(graph.values().size());
   for (size_t v = 0; v < values.size(); ++v) {
     const TensorDesc& desc = plan.descs[v];
@@ -119,7 +128,7 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
       const auto v = static_cast<size_t>(output);
       const TensorDesc& desc = plan.descs[v];
       // Graph outputs (kept by the caller) and empty values get their own storage.
-      if (plan.offset[v] < 0) values[v] = Tensor::empty(desc.dtype, desc.shape);
+      if (plan.offset[v] < 0) values[v] = output_storage(v, desc);
       args.outputs.push_back(&values[v]);
     }
   };

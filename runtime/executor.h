@@ -27,7 +27,7 @@ struct ExecutorOptions {
   bool reference_kernels = false;  // run the naive reference kernels (the test oracle) instead of optimised ones
   bool profile = false;            // time every node of each run (planned: kernel; dynamic: shape rule too)
   bool plan_memory = true;         // planned arena path; false: one buffer per tensor, shapes inferred each run
-  bool poison_arena = false;       // tests: fill the arena with 0xFF bytes (NaN) before each run
+  bool poison_arena = false;  // tests: fill the arena (and reused output storage) with 0xFF bytes (NaN) before each run
 };
 
 class Executor {
@@ -79,6 +79,10 @@ class Executor {
   std::vector<NodeId> ran_pairs_;
   int plans_built_ = 0;
   Tensor arena_;  // u8, sized for the largest plan used so far
+  // Per value: the last graph output tensor the planned path handed out. When the caller has let
+  // go of it (this is the only owner left) the next run writes there instead of allocating and
+  // zeroing a new one: kernels write every output element.
+  std::vector<Tensor> handed_out_;
 };
 
 }  // namespace edgefuse

@@ -1,5 +1,6 @@
 // Optimised f32 kernel of PointwiseChain. The output is walked as rows of one contiguous inner
-// run (MultiBroadcastLoop), cut into tiles of kTile elements; each tile runs every step through
+// run (MultiBroadcastLoop): long rows cut into tiles of kTile elements, short rows packed several
+// to a tile (broadcast operands expanded for it); each tile runs every step through
 // the active ISA level's unary and binary loops (cpu_kernel_table.h) on a stack buffer that stays
 // in L1, and only the last step writes the output. So each input is read once and the output
 // written once, whatever the chain's length. Every read of a tile's elements comes before the
@@ -73,21 +74,53 @@ Status cpu_pointwise_chain(const KernelArgs& args) {
   const MultiBroadcastLoop loop = plan_multi_broadcast_loop(shapes, out.shape());
   const size_t input_count = args.inputs.size();
   const int64_t inner = loop.inner();
-  const int64_t tiles_per_row = (inner + kTile - 1) / kTile;
-  const int64_t units = loop.rows() * tiles_per_row;
-  const int64_t grain = std::max<int64_t>(1, kGrainElements / std::min(inner, kTile));
+  const int64_t rows = loop.rows();
+  // Long rows are cut into tiles; short ones are packed whole into one tile, so a chain on
+  // [.., 85]-element rows does not pay its per-step calls every 85 elements.
+  const bool packed = inner < kTile / 2;
+  const int64_t tile_rows = packed ? kTile / inner : 1;
+  const int64_t tiles_per_row = packed ? 1 : (inner + kTile - 1) / kTile;
+  const int64_t units = (rows + tile_rows - 1) / tile_rows * tiles_per_row;
+  const int64_t grain = std::max<int64_t>(1, kGrainElements / std::min(inner * tile_rows, kTile));
   float* po = out.data<float>();
   parallel_for(args.pool, units, grain, [&](int64_t begin, int64_t end) {
     float tile[kTile];
+    float gathered[kMaxChainInputs][kTile];
     ChainOperand ins[kMaxChainInputs];
     for (int64_t unit = begin; unit < end; ++unit) {
-      const int64_t row = unit / tiles_per_row;
+      const int64_t row = unit / tiles_per_row * tile_rows;
+      const int64_t row_count = std::min(tile_rows, rows - row);
       const int64_t first = (unit % tiles_per_row) * kTile;
       for (size_t k = 0; k < input_count; ++k) {
+        const float* data = args.inputs[k]->data<float>();
         const int64_t stride = loop.strides[k].back();
-        ins[k] = {args.inputs[k]->data<float>() + loop.row_offset(k, row) + first * stride, stride};
+        if (row_count == 1 || args.inputs[k]->numel() == out.numel()) {  // one row, or laid out as the output
+          ins[k] = {data + loop.row_offset(k, row) + first * stride, row_count == 1 ? stride : 1};
+        } else if (args.inputs[k]->numel() == 1) {
+          ins[k] = {data, 0};
+        } else {  // a broadcast operand: its rows as they lie when consecutive, else expanded into one run
+          const int64_t base = loop.row_offset(k, row);
+          bool consecutive = stride == 1;
+          for (int64_t r = 1; consecutive && r < row_count; ++r)
+            consecutive = loop.row_offset(k, row + r) == base + r * inner;
+          if (consecutive) {
+            ins[k] = {data + base, 1};
+            continue;
+          }
+          for (int64_t r = 0; r < row_count; ++r) {
+            const float* from = data + loop.row_offset(k, row + r);
+            float* to = gathered[k] + r * inner;
+            if (stride == 1) {
+              std::copy(from, from + inner, to);
+            } else {
+              std::fill(to, to + inner, *from);
+            }
+          }
+          ins[k] = {gathered[k], 1};
+        }
       }
-      run_tile(chain, ins, po + row * inner + first, std::min(kTile, inner - first), tile);
+      const int64_t count = packed ? row_count * inner : std::min(kTile, inner - first);
+      run_tile(chain, ins, po + row * inner + first, count, tile);
     }
   });
   return Status::ok();

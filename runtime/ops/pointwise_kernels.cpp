@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "runtime/ops/cpu_kernel_table.h"
+#include "runtime/ops/simd_activation.h"
 #include "runtime/ops/unary_math.h"
 #include "runtime/ops/vector_math.h"
 
@@ -45,8 +46,12 @@ void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count) {
       return map(in, out, count, [](float x) { return unary_math::relu(x); });
     case OpKind::kLeakyRelu:
       return map(in, out, count, [alpha = op.alpha](float x) { return unary_math::leaky_relu(x, alpha); });
-    case OpKind::kSigmoid:
-      return map(in, out, count, [](float x) { return vector_math::sigmoid_f32(x); });
+    case OpKind::kSigmoid: {  // the Conv epilogue's vector logistic; the tail as one scalar loop
+      int64_t i = 0;
+      for (; i + simd::kLanes <= count; i += simd::kLanes)
+        simd::store(out + i, simd::detail::sigmoid(simd::load(in + i)));
+      return map(in + i, out + i, count - i, [](float x) { return vector_math::sigmoid_f32(x); });
+    }
     case OpKind::kTanh:
       return map(in, out, count, [](float x) { return std::tanh(x); });
     case OpKind::kHardSigmoid:

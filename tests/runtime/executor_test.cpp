@@ -86,6 +86,27 @@ TEST_CASE("outputs returned to the caller survive later runs") {
   for (size_t i = 0; i < first.size(); ++i) CHECK(bit_identical(first[i], first_copy[i]));
 }
 
+TEST_CASE("an output the caller let go of is written in place next run; a kept one is not touched") {
+  std::mt19937 rng(12);
+  const auto graph = make_random_graph(rng, 10, /*dynamic_batch=*/false);
+  Executor executor = make_executor(graph, {.threads = 1});
+  Executor dynamic = make_executor(graph, {.threads = 1, .plan_memory = false});
+  const Tensor x1 = random_tensor(DType::kF32, {1, 4, 4, 8}, rng);
+  const Tensor x2 = random_tensor(DType::kF32, {1, 4, 4, 8}, rng);
+  std::vector<const void*> first_storage;
+  for (const Tensor& t : run_ok(executor, std::span(&x1, 1))) first_storage.push_back(t.raw_data());
+  // Released: the second run writes the same storage, and all of it.
+  const std::vector<Tensor> second = run_ok(executor, std::span(&x2, 1));
+  const std::vector<Tensor> expected = run_ok(dynamic, std::span(&x2, 1));
+  for (size_t i = 0; i < second.size(); ++i) {
+    CHECK(second[i].raw_data() == first_storage[i]);
+    CHECK(bit_identical(second[i], expected[i]));
+  }
+  // Kept: the third run gets new storage.
+  const std::vector<Tensor> third = run_ok(executor, std::span(&x1, 1));
+  for (size_t i = 0; i < third.size(); ++i) CHECK(third[i].raw_data() != second[i].raw_data());
+}
+
 TEST_CASE("a graph without a static plan runs on the dynamic path") {
   auto graph = std::make_shared<Graph>();
   const ValueId x = graph->add_value("x", TensorDesc{DType::kF32, {2, 3}});
