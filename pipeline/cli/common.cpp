@@ -1,5 +1,6 @@
 #include "pipeline/cli/common.h"
 
+#include <cstdio>
 #include <filesystem>
 
 #include "fusion/pass_manager.h"
@@ -56,7 +57,10 @@ Result<GpuBackendOptions> gpu_options_from_args(const ParsedArgs& args) {
   if (precision != "fp32" && precision != "fp16") {
     return invalid_argument("--precision: '", precision, "' is not one of fp32, fp16");
   }
-  return GpuBackendOptions{.fp16 = precision == "fp16"};
+  GpuBackendOptions options;
+  options.fp16 = precision == "fp16";
+  options.progress = [](const std::string& message) { std::fprintf(stderr, "edgefuse: %s\n", message.c_str()); };
+  return options;
 }
 
 Result<InferenceDevice> device_from_args(const ParsedArgs& args) {

@@ -74,6 +74,9 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const ModelConfig& conf
   options.max_batch = config.max_batch;
   options.device = *device;
   options.gpu.fp16 = config.precision == "fp16";
+  options.gpu.progress = [name = config.name](const std::string& message) {
+    daemon_log("model '", name, "': ", message);
+  };
   Result<Detector> detector = Detector::create(*graph, *family, options);
   if (!detector.is_ok() && options.max_batch > 1) {
     daemon_log("model '", config.name, "': max-batch ", config.max_batch, " not possible (",

@@ -8,6 +8,7 @@
 #include "runtime/cuda/cuda_buffers.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/host_runner.h"
+#include "runtime/cuda/plan_cache.h"
 #include "runtime/cuda/step_launch.h"
 #include "runtime/memory_plan.h"
 
@@ -41,6 +42,7 @@ struct ShapeState {
   cudaGraphExec_t filled_graph_exec = nullptr;
   size_t device_bytes = 0;
   std::optional<gpu::Fp16Calibration> calibration;
+  bool calibration_cached = false;
 
   ~ShapeState() {
     if (graph_exec != nullptr) cudaGraphExecDestroy(graph_exec);
@@ -59,6 +61,7 @@ struct CudaExecutor::Impl {
   std::map<std::vector<Shape>, std::unique_ptr<ShapeState>> states;
   ShapeState* last = nullptr;
   bool last_used_graph = false;
+  std::string device_key;  // the device, driver and runtime, for plan cache keys
 
   ~Impl() {
     states.clear();
@@ -74,6 +77,11 @@ struct CudaExecutor::Impl {
   // fp16 calibration on the current frame: the f32 plan's outputs, then candidate plans
   // (fp16_calibration.h), each built, run once and freed.
   Result<gpu::Fp16Calibration> calibrate(std::span<const TensorDesc> inputs, const InputLoader& load);
+  // The calibration from the plan cache, else calibrate() and store it there.
+  Status calibrate_or_load(ShapeState& state, std::span<const TensorDesc> inputs, const InputLoader& load);
+  void report(const std::string& message) const {
+    if (options.progress) options.progress(message);
+  }
   // Loads the inputs, runs every step once without a CUDA graph and returns all outputs (no row
   // filter).
   Result<std::vector<Tensor>> run_once(ShapeState& state, const InputLoader& load);
@@ -115,7 +123,7 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
   auto state = std::make_unique<ShapeState>();
   gpu::LoweringOptions lowering{.fp16_storage = options.fp16, .row_filter = options.row_filter};
   if (options.fp16 && options.fp16_calibration) {
-    EF_ASSIGN_OR_RETURN(state->calibration, calibrate(inputs, load));
+    EF_RETURN_IF_ERROR(calibrate_or_load(*state, inputs, load));
     lowering.f32_values = state->calibration->f32_values;
   }
   EF_RETURN_IF_ERROR(build(*state, inputs, lowering));
@@ -151,6 +159,35 @@ Result<gpu::Fp16Calibration> CudaExecutor::Impl::calibrate(std::span<const Tenso
     return run_once(candidate, load);
   };
   return gpu::calibrate_fp16(*graph, reference, evaluate, options.calibration);
+}
+
+Status CudaExecutor::Impl::calibrate_or_load(ShapeState& state, std::span<const TensorDesc> inputs,
+                                             const InputLoader& load) {
+  std::string shapes;
+  for (const TensorDesc& input : inputs) shapes += (shapes.empty() ? "" : ", ") + input.to_string();
+  std::optional<gpu::PlanCache> cache;
+  std::string key;
+  if (!options.plan_cache_dir.empty()) {
+    cache.emplace(options.plan_cache_dir);
+    key = gpu::fp16_plan_key(*graph, inputs, device_key, options.calibration);
+    if (std::optional<gpu::Fp16Calibration> hit = cache->load_fp16(key, *graph)) {
+      state.calibration = std::move(*hit);
+      state.calibration_cached = true;
+      report(make_message("fp16 calibration for ", shapes, " loaded from ", cache->entry_path(key).string()));
+      return Status::ok();
+    }
+  }
+  report(make_message("fp16 calibration for ", shapes, ": first run on ", device_key,
+                      ", running candidate plans on this frame (about ten runs of the model)"));
+  EF_ASSIGN_OR_RETURN(state.calibration, calibrate(inputs, load));
+  report(make_message("fp16 calibration done: ", state.calibration->kept_nodes.size(), " layer(s) kept f32, ",
+                      state.calibration->evaluations, " runs"));
+  if (cache) {
+    const Status stored = cache->store_fp16(key, *graph, *state.calibration);
+    report(stored.is_ok() ? make_message("fp16 calibration stored in ", cache->entry_path(key).string())
+                          : make_message("fp16 calibration not cached: ", stored.message()));
+  }
+  return Status::ok();
 }
 
 Status CudaExecutor::Impl::build(ShapeState& state, std::span<const TensorDesc> inputs,
@@ -290,6 +327,13 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<const
   impl->options = options;
   EF_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device));
   EF_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking));
+  cudaDeviceProp properties{};
+  int driver = 0, runtime = 0;
+  EF_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&properties, options.device));
+  EF_CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&driver));
+  EF_CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&runtime));
+  impl->device_key = make_message(properties.name, " sm_", properties.major, properties.minor, " driver ", driver,
+                                  " runtime ", runtime);
   return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
 }
 
@@ -391,6 +435,10 @@ const gpu::LoweredPlan* CudaExecutor::last_plan() const {
 
 bool CudaExecutor::last_run_used_cuda_graph() const {
   return impl_->last_used_graph;
+}
+
+bool CudaExecutor::last_fp16_calibration_cached() const {
+  return impl_->last != nullptr && impl_->last->calibration_cached;
 }
 
 const gpu::Fp16Calibration* CudaExecutor::last_fp16_calibration() const {

@@ -10,6 +10,7 @@
 // (EDGEFUSE_HAVE_CUDA); the tests skip when no device is present.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -34,6 +35,11 @@ struct CudaExecutorOptions {
   // activation in fp16.
   bool fp16_calibration = true;
   gpu::Fp16CalibrationOptions calibration;
+  // Where calibrations are kept across runs (gpu::PlanCache, keyed by model, shapes, device,
+  // driver and settings); empty: calibrate on every start.
+  std::filesystem::path plan_cache_dir;
+  // Told what first-run work is done or loaded (calibration, cache hits and misses), for logs.
+  std::function<void(const std::string&)> progress;
   // Only rows of one output that pass a threshold come back (gpu::RowFilter); the rest read as zeros.
   std::optional<gpu::RowFilter> row_filter;
 };
@@ -65,6 +71,8 @@ class CudaExecutor {
   size_t last_device_bytes() const;
   // The fp16 calibration of the last run's shapes, or nullptr (fp32, or calibration off).
   const gpu::Fp16Calibration* last_fp16_calibration() const;
+  // Whether that calibration came from the plan cache rather than from runs on the device.
+  bool last_fp16_calibration_cached() const;
 
  private:
   struct Impl;

@@ -70,6 +70,8 @@ Result<std::unique_ptr<InferenceBackend>> create_cuda_backend(std::shared_ptr<co
       CudaExecutor::create(std::move(graph), CudaExecutorOptions{.device = 0,
                                                                  .use_cuda_graph = options.use_cuda_graph,
                                                                  .fp16 = options.fp16,
+                                                                 .plan_cache_dir = options.plan_cache_dir,
+                                                                 .progress = options.progress,
                                                                  .row_filter = options.row_filter}));
   return std::unique_ptr<InferenceBackend>(
       std::make_unique<CudaBackend>(std::move(executor), devices[0].name, options.fp16));

@@ -3,6 +3,7 @@
 // a device is visible, and otherwise the CPU, saying why; cuda fails when no GPU can be used.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "runtime/cuda/lowering.h"
+#include "runtime/cuda/plan_cache.h"
 #include "runtime/executor.h"
 #include "runtime/graph.h"
 #include "runtime/status.h"
@@ -47,6 +49,10 @@ struct GpuBackendOptions {
   // Only an output's rows that pass a threshold are downloaded, the rest read as zeros
   // (gpu::RowFilter); the CPU returns every row, which decodes the same.
   std::optional<gpu::RowFilter> row_filter;
+  // Where the fp16 calibration is kept between starts (gpu::PlanCache); empty: calibrate each start.
+  std::filesystem::path plan_cache_dir = gpu::default_plan_cache_directory();
+  // Told about first-run work (calibrating, or loading it from the cache), for logs; may be empty.
+  std::function<void(const std::string&)> progress;
 };
 
 // `cpu_options` configure the CPU executor (threads, kernels, planning); the CUDA executor runs

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <random>
 
 #include "fusion/pass_manager.h"
@@ -163,6 +164,43 @@ TEST_CASE("YOLOX-nano in fp16 on the GPU: the first frame calibrates which layer
     CHECK(error <= 1e-2);
     CHECK((*gpu)->last_run_used_cuda_graph());
   }
+}
+
+TEST_CASE("an fp16 calibration is stored in the plan cache, and a second executor loads it instead of running") {
+  REQUIRE_CUDA_DEVICE();
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> pixel(0.0f, 255.0f);
+  Tensor frame = Tensor::empty(DType::kF32, {1, 3, 416, 416});
+  for (int64_t i = 0; i < frame.numel(); ++i) frame.data<float>()[i] = pixel(rng);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("edgefuse-cuda-plan-cache-" + std::to_string(rng()));
+  std::vector<std::string> progress;
+  const CudaExecutorOptions options{
+      .fp16 = true, .plan_cache_dir = dir, .progress = [&](const std::string& line) { progress.push_back(line); }};
+  std::vector<Tensor> first_outputs;
+  gpu::Fp16Calibration first;
+  {
+    Result<std::unique_ptr<CudaExecutor>> gpu = CudaExecutor::create(graph, options);
+    REQUIRE_MESSAGE(gpu.is_ok(), gpu.status().to_string());
+    first_outputs = run_on_gpu(**gpu, {frame});
+    REQUIRE((*gpu)->last_fp16_calibration() != nullptr);
+    CHECK_FALSE((*gpu)->last_fp16_calibration_cached());
+    first = *(*gpu)->last_fp16_calibration();
+  }
+  Result<std::unique_ptr<CudaExecutor>> again = CudaExecutor::create(graph, options);
+  REQUIRE_MESSAGE(again.is_ok(), again.status().to_string());
+  const std::vector<Tensor> second_outputs = run_on_gpu(**again, {frame});
+  REQUIRE((*again)->last_fp16_calibration() != nullptr);
+  CHECK((*again)->last_fp16_calibration_cached());
+  CHECK((*again)->last_fp16_calibration()->f32_values == first.f32_values);
+  CHECK(gpu::largest_relative_l2(second_outputs, first_outputs) == 0.0);  // the same plan, the same arithmetic
+  for (const std::string& line : progress) MESSAGE(line);
+  REQUIRE(progress.size() >= 3);
+  CHECK(progress.back().find("loaded from") != std::string::npos);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
 }
 
 TEST_CASE("a new input shape is planned and captured once, then reused") {

@@ -1,0 +1,55 @@
+// The on-disk cache of what a GPU plan costs to work out once, so that a restarted daemon does not
+// pay for it again: today the fp16 calibration (fp16_calibration.h), which runs the model about
+// ten times on the first frame of each input shape.
+//
+// An entry is keyed by everything its result depends on: the graph (graph_fingerprint: nodes,
+// attributes, value descriptions and constant bytes), the input shapes, the device (name and
+// compute capability), the CUDA driver and runtime versions, the precision and the calibration
+// settings, and the cache format. One file per key, named by the key's hash, holding the key's
+// full text, which a load compares line by line: a hash collision, a truncated or foreign file, or
+// names the graph no longer has are a miss (the work is redone and the entry rewritten), never an
+// error. Entries name values and nodes, not ids. Writes go to a temporary file renamed into place,
+// so a reader never sees half an entry.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "runtime/cuda/fp16_calibration.h"
+#include "runtime/graph.h"
+#include "runtime/status.h"
+
+namespace edgefuse::gpu {
+
+// 16 hex digits (64-bit FNV-1a) over the graph's structure and constant data.
+std::string graph_fingerprint(const Graph& graph);
+
+// What an fp16 calibration depends on, as "name=value" lines. `device` names the device and the
+// driver and runtime (CudaExecutor passes "NVIDIA H200 sm_90 driver 12080 runtime 13000").
+std::string fp16_plan_key(const Graph& graph, std::span<const TensorDesc> inputs, const std::string& device,
+                          const Fp16CalibrationOptions& options);
+
+class PlanCache {
+ public:
+  explicit PlanCache(std::filesystem::path directory) : directory_(std::move(directory)) {}
+
+  const std::filesystem::path& directory() const { return directory_; }
+  // The file an entry for `key` lives in.
+  std::filesystem::path entry_path(const std::string& key) const;
+
+  // The stored calibration for `key`, mapped onto `graph`'s ids; nothing on any kind of miss.
+  std::optional<Fp16Calibration> load_fp16(const std::string& key, const Graph& graph) const;
+  // Creates the directory when missing. Errors name the file.
+  Status store_fp16(const std::string& key, const Graph& graph, const Fp16Calibration& calibration) const;
+
+ private:
+  std::filesystem::path directory_;
+};
+
+// The cache directory a daemon uses by default: $EDGEFUSE_PLAN_CACHE, else $XDG_CACHE_HOME/edgefuse/plans,
+// else $HOME/.cache/edgefuse/plans; empty when none is set ("off" in $EDGEFUSE_PLAN_CACHE turns it off).
+std::filesystem::path default_plan_cache_directory();
+
+}  // namespace edgefuse::gpu
