@@ -52,14 +52,7 @@ std::optional<std::vector<Tensor>> evaluate(const Node& node, std::span<const Te
 
 Status fold_constants(Graph& graph, PassReport& report) {
   // Per value: its data (initializers and folded values) or a meta tensor of its static shape.
-  std::vector<std::optional<Tensor>> known(graph.values().size());
-  for (size_t v = 0; v < graph.values().size(); ++v) {
-    if (graph.values()[v].initializer) known[v] = *graph.values()[v].initializer;
-  }
-  for (ValueId input : graph.inputs()) {
-    const TensorDesc& desc = graph.value(input).desc;
-    if (fully_static(desc)) known[static_cast<size_t>(input)] = Tensor::meta(desc.dtype, desc.shape);
-  }
+  std::vector<std::optional<Tensor>> known = initially_known_values(graph);
 
   std::vector<bool> dead(graph.nodes().size(), false);
   std::vector<const Tensor*> inputs;

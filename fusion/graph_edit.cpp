@@ -34,11 +34,15 @@ const Tensor* constant_data(const Graph& graph, ValueId value) {
   return &*graph.value(value).initializer;
 }
 
-std::vector<std::optional<TensorDesc>> static_value_descs(const Graph& graph) {
-  const auto fully_static = [](const TensorDesc& desc) {
-    return std::all_of(desc.shape.begin(), desc.shape.end(), [](int64_t dim) { return dim >= 0; });
-  };
-  // Meta tensors for the shape rules; initializers keep their data (Reshape's shape, Slice's starts).
+namespace {
+
+bool fully_static(const TensorDesc& desc) {
+  return std::all_of(desc.shape.begin(), desc.shape.end(), [](int64_t dim) { return dim >= 0; });
+}
+
+}  // namespace
+
+std::vector<std::optional<Tensor>> initially_known_values(const Graph& graph) {
   std::vector<std::optional<Tensor>> known(graph.values().size());
   for (size_t v = 0; v < graph.values().size(); ++v) {
     if (graph.values()[v].initializer) known[v] = *graph.values()[v].initializer;
@@ -47,6 +51,12 @@ std::vector<std::optional<TensorDesc>> static_value_descs(const Graph& graph) {
     const TensorDesc& desc = graph.value(input).desc;
     if (fully_static(desc)) known[static_cast<size_t>(input)] = Tensor::meta(desc.dtype, desc.shape);
   }
+  return known;
+}
+
+std::vector<std::optional<TensorDesc>> static_value_descs(const Graph& graph) {
+  // Meta tensors for the shape rules; initializers keep their data (Reshape's shape, Slice's starts).
+  std::vector<std::optional<Tensor>> known = initially_known_values(graph);
   std::vector<const Tensor*> inputs;
   std::vector<TensorDesc> descs;
   for (const Node& node : graph.nodes()) {

@@ -23,6 +23,10 @@ bool is_initializer(const Graph& graph, ValueId value);
 // The constant data of `value` when it is an initializer, else nullptr.
 const Tensor* constant_data(const Graph& graph, ValueId value);
 
+// Per value: what is known before any node runs: initializers with their data, and graph inputs of
+// fully static shape as meta tensors (the start of shape propagation and constant folding).
+std::vector<std::optional<Tensor>> initially_known_values(const Graph& graph);
+
 // Per value: its description when it is fully static (no -1 dim), inferred from static graph
 // inputs and initializers through the shape rules; nullopt where a shape is dynamic or unknown.
 std::vector<std::optional<TensorDesc>> static_value_descs(const Graph& graph);

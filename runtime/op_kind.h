@@ -71,6 +71,8 @@ std::string_view op_name(OpKind kind);
 // Pointwise unary and broadcasting binary ops: output element i comes from input element i (and
 // a broadcast operand) alone, one arithmetic operation or so per element.
 bool is_elementwise(OpKind kind);
+bool is_pointwise_unary(OpKind kind);   // Relu .. Exp above (Clip's bounds are scalars)
+bool is_pointwise_binary(OpKind kind);  // Add .. PRelu above
 // Ops whose output element i is computed from the inputs' elements at i (broadcast) before it is
 // written: the elementwise ops and PointwiseChain. The output may take a same-shaped input's bytes.
 bool writes_elementwise(OpKind kind);

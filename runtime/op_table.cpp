@@ -81,7 +81,7 @@ std::span<const OpDef> op_table() {
   return kOpTable;
 }
 
-bool is_elementwise(OpKind kind) {
+bool is_pointwise_unary(OpKind kind) {
   switch (kind) {
     case OpKind::kRelu:
     case OpKind::kLeakyRelu:
@@ -92,6 +92,14 @@ bool is_elementwise(OpKind kind) {
     case OpKind::kClip:
     case OpKind::kSqrt:
     case OpKind::kExp:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_pointwise_binary(OpKind kind) {
+  switch (kind) {
     case OpKind::kAdd:
     case OpKind::kSub:
     case OpKind::kMul:
@@ -102,6 +110,10 @@ bool is_elementwise(OpKind kind) {
     default:
       return false;
   }
+}
+
+bool is_elementwise(OpKind kind) {
+  return is_pointwise_unary(kind) || is_pointwise_binary(kind);
 }
 
 bool writes_elementwise(OpKind kind) {

@@ -59,34 +59,11 @@ double apply_step(const PointwiseChainStep& step, double v, double operand) {
 }  // namespace
 
 bool is_chain_unary(OpKind op) {
-  switch (op) {
-    case OpKind::kRelu:
-    case OpKind::kLeakyRelu:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kHardSigmoid:
-    case OpKind::kHardSwish:
-    case OpKind::kClip:
-    case OpKind::kSqrt:
-    case OpKind::kExp:
-      return true;
-    default:
-      return false;
-  }
+  return is_pointwise_unary(op);
 }
 
 bool is_chain_binary(OpKind op) {
-  switch (op) {
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv:
-    case OpKind::kPow:
-    case OpKind::kPRelu:
-      return true;
-    default:
-      return false;
-  }
+  return is_pointwise_binary(op);
 }
 
 Result<PointwiseChain> pointwise_chain(const Node& node) {
