@@ -10,6 +10,7 @@
 // which is also where the epilogue runs, on data still in cache.
 #include <algorithm>
 #include <array>
+#include <type_traits>
 
 #include "runtime/ops/conv_epilogue_rows.h"
 #include "runtime/ops/conv_phase_planes.h"
@@ -104,31 +105,36 @@ void accumulate_rows(const Conv2d& c, int64_t rows, const float* const* sources,
 }
 
 // Stride 1, dilation 1, KS x KS: blocks of kBlockRows output rows x kBlockVectors vectors. Input
-// row i of the padded plane feeds output rows i - KS + 1 .. i, so each vector loaded serves up to
+// row i of the block feeds output rows i - KS + 1 .. i, so each vector loaded serves up to
 // kBlockRows outputs instead of one: about (kBlockRows + KS - 1) * KS loads per kBlockRows * KS * KS
 // FMAs, which keeps the kernel on the FMA units rather than on (mostly cache-line-splitting)
 // loads. The last row block and the last vector of a row overlap their neighbours instead of
-// running past the plane; recomputed outputs store the same values. Needs oh >= kBlockRows and
-// ow >= kLanes. `rows` output rows from `plane`'s row 0 on.
+// running past the plane; recomputed outputs store the same values. Needs rows >= kBlockRows and
+// ow >= kLanes. `rows` output rows into `out`; `Taps` says where the inputs come from:
+//   start_block(oy)   the block's first output row (relative to the first of `rows`);
+//   start_vectors(x)  the block's output columns, one per vector;
+//   load(i, v, kx)    the input vector that tap column kx of input row i of the block brings to vector v.
 constexpr int kBlockRows = 4;
 constexpr int kBlockVectors = simd::kRegisters >= 32 ? 2 : 1;
+constexpr int kBlockInputRows = kBlockRows + 4;  // for kernels up to 5 x 5
 
-template <ConvEpilogue::Kind K, int KS>
-void stride1_row_blocks(const Conv2d& c, int64_t rows, const float* plane, const float* kernel, float init,
-                        float* out) {
+template <ConvEpilogue::Kind K, int KS, typename Taps>
+void stride1_row_blocks(const Conv2d& c, int64_t rows, Taps& taps, const float* kernel, float init, float* out) {
   constexpr int R = kBlockRows, V = kBlockVectors;
+  static_assert(R + KS - 1 <= kBlockInputRows);
   simd::Vec w[KS * KS];
   for (int t = 0; t < KS * KS; ++t) w[t] = simd::broadcast(kernel[t]);
   const simd::Vec init_vec = simd::broadcast(init);
-  const int64_t cols = c.phase_cols, ow = c.ow, oh = rows;
+  const int64_t ow = c.ow;
   const int64_t per_row = (ow + kLanes - 1) / kLanes;
-  for (int64_t block = 0; block < oh; block += R) {
-    const int64_t oy = std::min(block, oh - R);
-    const float* in = plane + oy * cols;
+  for (int64_t block = 0; block < rows; block += R) {
+    const int64_t oy = std::min(block, rows - R);
+    taps.start_block(oy);
     for (int64_t j = 0; j < per_row; j += V) {
       int64_t x[V];
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) x[v] = std::min(std::min(j + v, per_row - 1) * kLanes, ow - kLanes);
+      taps.start_vectors(x);
       simd::Vec acc[R][V];
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
@@ -137,12 +143,11 @@ void stride1_row_blocks(const Conv2d& c, int64_t rows, const float* plane, const
       }
 #pragma GCC unroll 16
       for (int i = 0; i < R + KS - 1; ++i) {
-        const float* row = in + i * cols;
 #pragma GCC unroll 8
         for (int kx = 0; kx < KS; ++kx) {
           simd::Vec value[V];
 #pragma GCC unroll 4
-          for (int v = 0; v < V; ++v) value[v] = simd::load(row + x[v] + kx);
+          for (int v = 0; v < V; ++v) value[v] = taps.load(i, v, kx);
 #pragma GCC unroll 8
           for (int r = 0; r < R; ++r) {
             const int ky = i - r;  // constant once unrolled
@@ -161,112 +166,85 @@ void stride1_row_blocks(const Conv2d& c, int64_t rows, const float* plane, const
   }
 }
 
-#if defined(__AVX512F__)
-// The row-blocked kernel read straight from the input plane, without its padded copy (which costs
-// about half as much as the taps themselves on YOLOX's 3 x 3 layers): every tap is a masked load
-// whose mask drops the lanes left or right of the image (masked-off lanes are never touched, so
-// loads may start before a row), and rows above or below the image read a zero row. `rows` output
-// rows from oy_begin on, into `out`.
-template <ConvEpilogue::Kind K, int KS>
-void stride1_row_blocks_direct(const Conv2d& c, const float* in, int64_t oy_begin, int64_t rows, const float* kernel,
-                               float init, float* out) {
-  constexpr int R = kBlockRows, V = kBlockVectors;
-  alignas(64) static const float kZeros[kLanes + 2048] = {};
-  simd::Vec w[KS * KS];
-  for (int t = 0; t < KS * KS; ++t) w[t] = simd::broadcast(kernel[t]);
-  const simd::Vec init_vec = simd::broadcast(init);
-  const int64_t ow = c.ow, iw = c.iw;
-  const int64_t per_row = (ow + kLanes - 1) / kLanes;
-  // Lanes of a load at input column `first` that lie inside the row.
-  const auto inside = [&](int64_t first) -> __mmask16 {
-    const int64_t lo = std::clamp<int64_t>(-first, 0, kLanes), hi = std::clamp<int64_t>(iw - first, 0, kLanes);
-    return hi <= lo ? __mmask16{0} : static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-  };
-  for (int64_t block = 0; block < rows; block += R) {
-    const int64_t oy = std::min(block, rows - R);
-    const float* row_of[R + KS - 1];
-    for (int i = 0; i < R + KS - 1; ++i) {
-      const int64_t iy = oy_begin + oy + i - c.ph;
-      row_of[i] = iy >= 0 && iy < c.ih ? in + iy * iw : kZeros + kLanes;
-    }
-    for (int64_t j = 0; j < per_row; j += V) {
-      int64_t x[V];
-      __mmask16 mask[V][KS];
-#pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) {
-        x[v] = std::min(std::min(j + v, per_row - 1) * kLanes, ow - kLanes) - c.pw;
-#pragma GCC unroll 8
-        for (int kx = 0; kx < KS; ++kx) mask[v][kx] = inside(x[v] + kx);
-      }
-      simd::Vec acc[R][V];
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) acc[r][v] = init_vec;
-      }
-#pragma GCC unroll 16
-      for (int i = 0; i < R + KS - 1; ++i) {
-        const float* row = row_of[i];
-#pragma GCC unroll 8
-        for (int kx = 0; kx < KS; ++kx) {
-          simd::Vec value[V];
-#pragma GCC unroll 4
-          for (int v = 0; v < V; ++v) value[v] = _mm512_maskz_loadu_ps(mask[v][kx], row + x[v] + kx);
-#pragma GCC unroll 8
-          for (int r = 0; r < R; ++r) {
-            const int ky = i - r;  // constant once unrolled
-            if (ky < 0 || ky >= KS) continue;
-#pragma GCC unroll 4
-            for (int v = 0; v < V; ++v) acc[r][v] = simd::fma(w[ky * KS + kx], value[v], acc[r][v]);
-          }
-        }
-      }
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) {
-          simd::store(out + (oy + r) * ow + x[v] + c.pw, simd::activate<K>(acc[r][v], c.epilogue));
-        }
-      }
-    }
-  }
-}
+// Taps from the zero-padded plane (phase_cols floats per row, padding stored).
+struct PaddedPlaneTaps {
+  const float* plane;
+  int64_t cols;
+  const float* block = nullptr;
+  const int64_t* x = nullptr;
 
-// The direct kernel's cases: stride 1, no dilation, 3 x 3 or 5 x 5, pads below the kernel size,
-// and rows no wider than its zero row.
-template <ConvEpilogue::Kind K>
-bool try_stride1_row_blocks_direct(const Conv2d& c, const float* in, int64_t oy_begin, int64_t rows,
-                                   const float* kernel, float init, float* out) {
-  if (c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.kh != c.kw || rows < kBlockRows || c.ow < kLanes ||
-      c.ph >= c.kh || c.pw >= c.kw || c.iw > 2048) {
-    return false;
+  void start_block(int64_t oy) { block = plane + oy * cols; }
+  void start_vectors(const int64_t* columns) { x = columns; }
+  simd::Vec load(int i, int v, int kx) const { return simd::load(block + i * cols + x[v] + kx); }
+};
+
+#if defined(__AVX512F__)
+// Taps straight from the input plane, without its padded copy (which costs about half as much as
+// the taps themselves on YOLOX's 3 x 3 layers): each is a masked load whose mask drops the lanes
+// left or right of the image (masked-off lanes are never touched, so a load may start before its
+// row), and rows above or below the image read a zero row. Output rows from oy_begin on.
+template <int KS>
+struct MaskedInputTaps {
+  static constexpr int64_t kMaxWidth = 2048;  // the zero row's length
+  const Conv2d& c;
+  const float* in;
+  int64_t oy_begin;
+  const float* row[kBlockInputRows] = {};
+  int64_t offset[kBlockVectors] = {};  // per vector: the input column of its tap column 0, lane 0
+  __mmask16 mask[kBlockVectors][KS] = {};
+
+  void start_block(int64_t oy) {
+    alignas(64) static const float kZeros[kLanes + kMaxWidth] = {};
+    for (int i = 0; i < kBlockRows + KS - 1; ++i) {
+      const int64_t iy = oy_begin + oy + i - c.ph;
+      row[i] = iy >= 0 && iy < c.ih ? in + iy * c.iw : kZeros + kLanes;
+    }
   }
-  if (c.kh == 3) {
-    stride1_row_blocks_direct<K, 3>(c, in, oy_begin, rows, kernel, init, out);
-  } else if (c.kh == 5) {
-    stride1_row_blocks_direct<K, 5>(c, in, oy_begin, rows, kernel, init, out);
-  } else {
-    return false;
+  void start_vectors(const int64_t* x) {
+    for (int v = 0; v < kBlockVectors; ++v) {
+      const int64_t first = x[v] - c.pw;
+      for (int kx = 0; kx < KS; ++kx) {
+        const int64_t lo = std::clamp<int64_t>(-(first + kx), 0, kLanes);
+        const int64_t hi = std::clamp<int64_t>(c.iw - (first + kx), 0, kLanes);
+        mask[v][kx] = hi <= lo ? __mmask16{0} : static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+      }
+      offset[v] = first;
+    }
   }
-  return true;
-}
+  simd::Vec load(int i, int v, int kx) const { return _mm512_maskz_loadu_ps(mask[v][kx], row[i] + offset[v] + kx); }
+};
 #endif
 
-// The row-blocked kernel's kernel sizes; other sizes take the grouped-tap loops.
+// The row-blocked kernel on output rows [oy_begin, oy_begin + rows): straight from the input with
+// AVX-512 (when `direct_input` is set), else from the padded plane in `plane`. False for the cases
+// it does not cover (stride, dilation, kernel sizes other than 3 x 3 and 5 x 5, too few rows or
+// columns), which take the grouped-tap loops.
 template <ConvEpilogue::Kind K>
-bool try_stride1_row_blocks(const Conv2d& c, int64_t rows, const float* plane, const float* kernel, float init,
-                            float* out) {
-  if (c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.kh != c.kw || rows < kBlockRows || c.ow < kLanes) {
+bool try_stride1_row_blocks(const Conv2d& c, const float* direct_input, int64_t oy_begin, int64_t rows,
+                            const float* plane, const float* kernel, float init, float* out) {
+  if (c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.kh != c.kw || rows < kBlockRows || c.ow < kLanes ||
+      (c.kh != 3 && c.kh != 5)) {
     return false;
   }
-  if (c.kh == 3) {
-    stride1_row_blocks<K, 3>(c, rows, plane, kernel, init, out);
-  } else if (c.kh == 5) {
-    stride1_row_blocks<K, 5>(c, rows, plane, kernel, init, out);
-  } else {
-    return false;
-  }
-  return true;
+  const auto run = [&](auto kernel_size) {
+    constexpr int KS = decltype(kernel_size)::value;
+#if defined(__AVX512F__)
+    if (direct_input != nullptr) {
+      if (c.ph >= KS || c.pw >= KS || c.iw > MaskedInputTaps<KS>::kMaxWidth) return false;
+      MaskedInputTaps<KS> taps{c, direct_input, oy_begin};
+      stride1_row_blocks<K, KS>(c, rows, taps, kernel, init, out);
+      return true;
+    }
+#else
+    (void)direct_input;
+    (void)oy_begin;
+#endif
+    if (plane == nullptr) return false;
+    PaddedPlaneTaps taps{plane, c.phase_cols};
+    stride1_row_blocks<K, KS>(c, rows, taps, kernel, init, out);
+    return true;
+  };
+  return c.kh == 3 ? run(std::integral_constant<int, 3>{}) : run(std::integral_constant<int, 5>{});
 }
 
 // Output rows [oy_begin, oy_end) of one (n, c) plane into `out` (row oy_begin first, rows ow
@@ -291,13 +269,11 @@ void depthwise_plane(const Conv2d& c, int64_t plane, int64_t oy_begin, int64_t o
     }
   };
   const float init = c.bias != nullptr ? c.bias[channel] : 0.0f;
-#if defined(__AVX512F__)
-  bool direct = false;
+  bool direct = false;  // with AVX-512, the row blocks read the input without a padded copy
   simd::dispatch_activation(fused_kind, [&](auto kind) {
-    direct = try_stride1_row_blocks_direct<decltype(kind)::value>(c, in, oy_begin, rows, kernel, init, out);
+    direct = try_stride1_row_blocks<decltype(kind)::value>(c, in, oy_begin, rows, nullptr, kernel, init, out);
   });
   if (direct) return finish_rows();
-#endif
   fill_phase_rows_range(c, in, oy_begin, oy_end + (c.phase_rows - c.oh), scratch, c.phase_plane_floats);
   float* acc = scratch + c.sh * c.sw * c.phase_plane_floats;  // rows * cols outputs, rounded up to a vector
 
@@ -328,7 +304,7 @@ void depthwise_plane(const Conv2d& c, int64_t plane, int64_t oy_begin, int64_t o
     }
     simd::dispatch_activation(fused_kind, [&](auto kind) {
       constexpr ConvEpilogue::Kind K = decltype(kind)::value;
-      if (!try_stride1_row_blocks<K>(c, rows, scratch, kernel, init, out)) {
+      if (!try_stride1_row_blocks<K>(c, nullptr, oy_begin, rows, scratch, kernel, init, out)) {
         accumulate_rows<K>(c, rows, sources.data(), weights.data(), total_taps, init, out);
       }
     });
