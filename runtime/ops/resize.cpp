@@ -156,9 +156,17 @@ void upsample_integer(const unsigned char* src, unsigned char* dst, int64_t in_r
     for (int64_t r = begin; r < end; ++r) {
       const unsigned char* from = src + static_cast<size_t>(r * in_w) * kSize;
       unsigned char* to = dst + static_cast<size_t>(r * factor_h) * out_row_bytes;
-      for (int64_t i = 0; i < in_w; ++i) {
-        for (int64_t j = 0; j < factor_w; ++j) {
-          std::memcpy(to + static_cast<size_t>(i * factor_w + j) * kSize, from + static_cast<size_t>(i) * kSize, kSize);
+      if (factor_w == 2) {  // the usual 2x: a loop the compiler turns into vector unpacks
+        for (int64_t i = 0; i < in_w; ++i) {
+          std::memcpy(to + static_cast<size_t>(2 * i) * kSize, from + static_cast<size_t>(i) * kSize, kSize);
+          std::memcpy(to + static_cast<size_t>(2 * i + 1) * kSize, from + static_cast<size_t>(i) * kSize, kSize);
+        }
+      } else {
+        for (int64_t i = 0; i < in_w; ++i) {
+          for (int64_t j = 0; j < factor_w; ++j) {
+            std::memcpy(to + static_cast<size_t>(i * factor_w + j) * kSize, from + static_cast<size_t>(i) * kSize,
+                        kSize);
+          }
         }
       }
       for (int64_t k = 1; k < factor_h; ++k) {
