@@ -63,6 +63,9 @@ const ConvShape kConvShapes[] = {
     {"3x3 s1 grouped", 8, 9, 7, 4, 3, 1, 2},
     {"depthwise 3x3 s1", 19, 13, 17, 19, 3, 1, 19},
     {"depthwise 3x3 s2", 19, 13, 17, 19, 3, 2, 19},
+    // Stride 2 wider than a vector (AVX-512's direct kernel overlaps the last vector) and even sizes.
+    {"depthwise 3x3 s2 wide", 5, 10, 43, 5, 3, 2, 5},
+    {"depthwise 3x3 s2 even", 6, 16, 32, 6, 3, 2, 6},
     {"depthwise 5x5 s2", 6, 21, 22, 6, 5, 2, 6},
     // Stride-1 row blocks: 5x5, three vectors per row (an odd count for two-vector blocks), and
     // fewer rows than a block (the grouped-tap path).
