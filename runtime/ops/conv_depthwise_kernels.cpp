@@ -109,11 +109,13 @@ void accumulate_rows(const Conv2d& c, int64_t rows, const float* const* sources,
 // kBlockRows outputs instead of one: about (kBlockRows + KS - 1) * KS loads per kBlockRows * KS * KS
 // FMAs, which keeps the kernel on the FMA units rather than on (mostly cache-line-splitting)
 // loads. The last row block and the last vector of a row overlap their neighbours instead of
-// running past the plane; recomputed outputs store the same values. Needs rows >= kBlockRows and
-// ow >= kLanes. `rows` output rows into `out`; `Taps` says where the inputs come from:
+// running past the plane; recomputed outputs store the same values. Needs rows >= kBlockRows, and
+// ow >= kLanes unless the taps store through a mask. `rows` output rows into `out`; `Taps` says where the inputs come
+// from:
 //   start_block(oy)   the block's first output row (relative to the first of `rows`);
 //   start_vectors(x)  the block's output columns, one per vector;
-//   load(i, v, kx)    the input vector that tap column kx of input row i of the block brings to vector v.
+//   load(i, v, kx)    the input vector that tap column kx of input row i of the block brings to vector v;
+//   store(p, value)   an output vector (rows narrower than a vector: only the row's columns).
 constexpr int kBlockRows = 4;
 constexpr int kBlockVectors = simd::kRegisters >= 32 ? 2 : 1;
 constexpr int kBlockInputRows = kBlockRows + 4;  // for kernels up to 5 x 5
@@ -133,7 +135,9 @@ void stride1_row_blocks(const Conv2d& c, int64_t rows, Taps& taps, const float* 
     for (int64_t j = 0; j < per_row; j += V) {
       int64_t x[V];
 #pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) x[v] = std::min(std::min(j + v, per_row - 1) * kLanes, ow - kLanes);
+      for (int v = 0; v < V; ++v) {
+        x[v] = std::max<int64_t>(0, std::min(std::min(j + v, per_row - 1) * kLanes, ow - kLanes));
+      }
       taps.start_vectors(x);
       simd::Vec acc[R][V];
 #pragma GCC unroll 8
@@ -160,7 +164,7 @@ void stride1_row_blocks(const Conv2d& c, int64_t rows, Taps& taps, const float* 
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) simd::store(out + (oy + r) * ow + x[v], simd::activate<K>(acc[r][v], c.epilogue));
+        for (int v = 0; v < V; ++v) taps.store(out + (oy + r) * ow + x[v], simd::activate<K>(acc[r][v], c.epilogue));
       }
     }
   }
@@ -176,6 +180,7 @@ struct PaddedPlaneTaps {
   void start_block(int64_t oy) { block = plane + oy * cols; }
   void start_vectors(const int64_t* columns) { x = columns; }
   simd::Vec load(int i, int v, int kx) const { return simd::load(block + i * cols + x[v] + kx); }
+  static void store(float* p, simd::Vec value) { simd::store(p, value); }
 };
 
 #if defined(__AVX512F__)
@@ -212,6 +217,9 @@ struct MaskedInputTaps {
     }
   }
   simd::Vec load(int i, int v, int kx) const { return _mm512_maskz_loadu_ps(mask[v][kx], row[i] + offset[v] + kx); }
+  void store(float* p, simd::Vec value) const {
+    _mm512_mask_storeu_ps(p, c.ow >= kLanes ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << c.ow) - 1u), value);
+  }
 };
 #endif
 
@@ -222,7 +230,7 @@ struct MaskedInputTaps {
 template <ConvEpilogue::Kind K>
 bool try_stride1_row_blocks(const Conv2d& c, const float* direct_input, int64_t oy_begin, int64_t rows,
                             const float* plane, const float* kernel, float init, float* out) {
-  if (c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.kh != c.kw || rows < kBlockRows || c.ow < kLanes ||
+  if (c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.kh != c.kw || rows < kBlockRows ||
       (c.kh != 3 && c.kh != 5)) {
     return false;
   }
@@ -239,7 +247,7 @@ bool try_stride1_row_blocks(const Conv2d& c, const float* direct_input, int64_t 
     (void)direct_input;
     (void)oy_begin;
 #endif
-    if (plane == nullptr) return false;
+    if (plane == nullptr || c.ow < kLanes) return false;  // narrow rows store through a mask
     PaddedPlaneTaps taps{plane, c.phase_cols};
     stride1_row_blocks<K, KS>(c, rows, taps, kernel, init, out);
     return true;
