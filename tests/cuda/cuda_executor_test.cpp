@@ -37,6 +37,14 @@ std::unique_ptr<CudaExecutor> make_executor(std::shared_ptr<const Graph> graph, 
   return std::move(*executor);
 }
 
+// Pixel-range noise for YOLOX-nano (0-255 BGR, [1, 3, 416, 416]).
+Tensor yolox_noise_frame(std::mt19937& rng) {
+  std::uniform_real_distribution<float> pixel(0.0f, 255.0f);
+  Tensor t = Tensor::empty(DType::kF32, {1, 3, 416, 416});
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = pixel(rng);
+  return t;
+}
+
 std::vector<Tensor> run_on_gpu(CudaExecutor& executor, const std::vector<Tensor>& inputs) {
   Result<std::vector<Tensor>> outputs = executor.run(inputs);
   REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
@@ -137,15 +145,10 @@ TEST_CASE("YOLOX-nano in fp16 on the GPU: the first frame calibrates which layer
   REQUIRE_CUDA_DEVICE();
   ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
   const std::shared_ptr<const Graph> graph = fused_model(path);
-  // Pixel-range noise (YOLOX-nano takes 0-255 BGR): two frames, the first calibrates.
+  // Two frames, the first calibrates.
   std::mt19937 rng(11);
-  std::uniform_real_distribution<float> pixel(0.0f, 255.0f);
   std::vector<std::vector<Tensor>> frames;
-  for (int f = 0; f < 2; ++f) {
-    Tensor t = Tensor::empty(DType::kF32, {1, 3, 416, 416});
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = pixel(rng);
-    frames.push_back({std::move(t)});
-  }
+  for (int f = 0; f < 2; ++f) frames.push_back({yolox_noise_frame(rng)});
   Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
   REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
   Result<std::unique_ptr<CudaExecutor>> gpu = CudaExecutor::create(graph, CudaExecutorOptions{.fp16 = true});
@@ -171,9 +174,7 @@ TEST_CASE("an fp16 calibration is stored in the plan cache, and a second executo
   ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
   const std::shared_ptr<const Graph> graph = fused_model(path);
   std::mt19937 rng(12);
-  std::uniform_real_distribution<float> pixel(0.0f, 255.0f);
-  Tensor frame = Tensor::empty(DType::kF32, {1, 3, 416, 416});
-  for (int64_t i = 0; i < frame.numel(); ++i) frame.data<float>()[i] = pixel(rng);
+  const Tensor frame = yolox_noise_frame(rng);
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("edgefuse-cuda-plan-cache-" + std::to_string(rng()));
   std::vector<std::string> progress;
