@@ -113,17 +113,17 @@ void accumulate_rows(const Conv2d& c, int64_t rows, const float* const* sources,
 // ow >= kLanes unless the taps store through a mask. `rows` output rows into `out`; `Taps` says where the inputs come
 // from:
 //   start_block(oy)   the block's first output row (relative to the first of `rows`);
-//   start_vectors(x)  the block's output columns, one per vector;
+//   start_vectors(x, count)  the block's output columns, one per vector;
 //   load(i, v, kx)    the input vector that tap column kx of input row i of the block brings to vector v;
 //   store(p, value)   an output vector (rows narrower than a vector: only the row's columns).
 constexpr int kBlockRows = 4;
 constexpr int kBlockVectors = simd::kRegisters >= 32 ? 2 : 1;
 constexpr int kBlockInputRows = kBlockRows + 4;  // for kernels up to 5 x 5
 
-template <ConvEpilogue::Kind K, int KS, typename Taps>
-void stride1_row_blocks(const Conv2d& c, int64_t rows, Taps& taps, const float* kernel, float init, float* out) {
-  constexpr int R = kBlockRows, V = kBlockVectors;
-  static_assert(R + KS - 1 <= kBlockInputRows);
+template <ConvEpilogue::Kind K, int KS, int V, typename Taps>
+void stride1_row_blocks_of(const Conv2d& c, int64_t rows, Taps& taps, const float* kernel, float init, float* out) {
+  constexpr int R = kBlockRows;
+  static_assert(R + KS - 1 <= kBlockInputRows && V <= kBlockVectors);
   simd::Vec w[KS * KS];
   for (int t = 0; t < KS * KS; ++t) w[t] = simd::broadcast(kernel[t]);
   const simd::Vec init_vec = simd::broadcast(init);
@@ -138,7 +138,7 @@ void stride1_row_blocks(const Conv2d& c, int64_t rows, Taps& taps, const float* 
       for (int v = 0; v < V; ++v) {
         x[v] = std::max<int64_t>(0, std::min(std::min(j + v, per_row - 1) * kLanes, ow - kLanes));
       }
-      taps.start_vectors(x);
+      taps.start_vectors(x, V);
       simd::Vec acc[R][V];
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
@@ -170,6 +170,16 @@ void stride1_row_blocks(const Conv2d& c, int64_t rows, Taps& taps, const float* 
   }
 }
 
+// Rows of a single vector take one-vector blocks: a second vector would recompute the first.
+template <ConvEpilogue::Kind K, int KS, typename Taps>
+void stride1_row_blocks(const Conv2d& c, int64_t rows, Taps& taps, const float* kernel, float init, float* out) {
+  if (c.ow > kLanes) {
+    stride1_row_blocks_of<K, KS, kBlockVectors>(c, rows, taps, kernel, init, out);
+  } else {
+    stride1_row_blocks_of<K, KS, 1>(c, rows, taps, kernel, init, out);
+  }
+}
+
 // Taps from the zero-padded plane (phase_cols floats per row, padding stored).
 struct PaddedPlaneTaps {
   const float* plane;
@@ -178,7 +188,7 @@ struct PaddedPlaneTaps {
   const int64_t* x = nullptr;
 
   void start_block(int64_t oy) { block = plane + oy * cols; }
-  void start_vectors(const int64_t* columns) { x = columns; }
+  void start_vectors(const int64_t* columns, int /*count*/) { x = columns; }
   simd::Vec load(int i, int v, int kx) const { return simd::load(block + i * cols + x[v] + kx); }
   static void store(float* p, simd::Vec value) { simd::store(p, value); }
 };
@@ -205,8 +215,8 @@ struct MaskedInputTaps {
       row[i] = iy >= 0 && iy < c.ih ? in + iy * c.iw : kZeros + kLanes;
     }
   }
-  void start_vectors(const int64_t* x) {
-    for (int v = 0; v < kBlockVectors; ++v) {
+  void start_vectors(const int64_t* x, int count) {
+    for (int v = 0; v < count; ++v) {
       const int64_t first = x[v] - c.pw;
       for (int kx = 0; kx < KS; ++kx) {
         const int64_t lo = std::clamp<int64_t>(-(first + kx), 0, kLanes);
