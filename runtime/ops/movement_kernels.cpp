@@ -5,9 +5,28 @@
 #include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
 #include "runtime/ops/simd_packet.h"
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 EF_DECLARE_CPU_KERNELS(EF_ISA_NAMESPACE)
 
 namespace edgefuse::EF_ISA_NAMESPACE {
+
+namespace {
+
+// The first n (< a vector) floats of v.
+void store_first(float* dst, simd::Vec v, int64_t n) {
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_ps(dst, static_cast<__mmask16>((1u << n) - 1u), v);
+#else
+  alignas(64) float lanes[simd::kLanes];
+  simd::store(lanes, v);
+  std::copy_n(lanes, n, dst);
+#endif
+}
+
+}  // namespace
 
 // Square tiles of one vector per side, transposed in registers (Eigen's ptranspose: shuffles, no
 // strided element access); the edges that do not fill a tile element by element.
@@ -21,8 +40,14 @@ void transpose_f32(const float* src, int64_t src_stride, float* dst, int64_t dst
       simd::transpose(tile);
       for (int64_t i = 0; i < kLanes; ++i) simd::store(dst + (r + i) * dst_stride + c, tile.packet[i]);
     }
-    for (int64_t i = r; i < r + kLanes; ++i) {
-      for (int64_t c = whole_cols; c < cols; ++c) dst[i * dst_stride + c] = src[c * src_stride + i];
+    if (whole_cols < cols) {  // the last columns as one partial tile: zero rows in, partial rows out
+      const int64_t rest = cols - whole_cols;
+      simd::Tile tile;
+      for (int64_t i = 0; i < kLanes; ++i) {
+        tile.packet[i] = i < rest ? simd::load(src + (whole_cols + i) * src_stride + r) : simd::zero();
+      }
+      simd::transpose(tile);
+      for (int64_t i = 0; i < kLanes; ++i) store_first(dst + (r + i) * dst_stride + whole_cols, tile.packet[i], rest);
     }
   }
   for (int64_t i = whole_rows; i < rows; ++i) {
