@@ -78,9 +78,9 @@ class ChainFinder {
   }
 
   bool chainable(const Node& node) const {
-    if (!is_chain_unary(node.op) && !is_chain_binary(node.op)) return false;
+    if (!is_pointwise_unary(node.op) && !is_pointwise_binary(node.op)) return false;
     if (node.outputs.size() != 1 || !static_f32(node.outputs[0])) return false;
-    const int data_inputs = is_chain_binary(node.op) ? 2 : 1;
+    const int data_inputs = is_pointwise_binary(node.op) ? 2 : 1;
     if (node.input_count() < data_inputs) return false;
     for (int i = 0; i < node.input_count(); ++i) {
       if (!node.has_input(i) || !static_f32(node.inputs[static_cast<size_t>(i)])) return false;
@@ -147,7 +147,7 @@ class ChainFinder {
   // The head's chain value is its input of the output's shape (input 0 when both or neither are);
   // it becomes the chain's input 0.
   std::optional<PointwiseChainStep> head_step(const Node& head, std::vector<ValueId>& inputs) const {
-    if (is_chain_unary(head.op)) {
+    if (is_pointwise_unary(head.op)) {
       inputs.push_back(head.inputs[0]);
       return unary_step(head);
     }
@@ -166,7 +166,7 @@ class ChainFinder {
 
   // `node` reads the chain value `value` exactly once, and its output has the value's shape.
   std::optional<PointwiseChainStep> next_step(const Node& node, ValueId value, std::vector<ValueId>& inputs) const {
-    if (is_chain_unary(node.op)) {
+    if (is_pointwise_unary(node.op)) {
       if (node.inputs[0] != value) return std::nullopt;  // Clip reading the chain as a bound
       return unary_step(node);
     }

@@ -489,7 +489,7 @@ class Lowerer {
     for (int l = 0; l < s.links; ++l) {
       const PointwiseChainStep& step = chain.steps[static_cast<size_t>(l)];
       ChainLink& link = s.link[l];
-      link.binary = is_chain_binary(step.op);
+      link.binary = is_pointwise_binary(step.op);
       if (link.binary) {
         link.op = binary_op(step.op);
         link.operand = static_cast<int8_t>(step.operand);

@@ -58,14 +58,6 @@ double apply_step(const PointwiseChainStep& step, double v, double operand) {
 
 }  // namespace
 
-bool is_chain_unary(OpKind op) {
-  return is_pointwise_unary(op);
-}
-
-bool is_chain_binary(OpKind op) {
-  return is_pointwise_binary(op);
-}
-
 Result<PointwiseChain> pointwise_chain(const Node& node) {
   const std::vector<int64_t> ops = node.attrs.get_ints("chain_ops");
   const std::vector<int64_t> operands = node.attrs.get_ints("chain_operands");
@@ -85,8 +77,8 @@ Result<PointwiseChain> pointwise_chain(const Node& node) {
     PointwiseChainStep step;
     if (ops[s] < 0 || ops[s] >= kOpCount) return invalid_model("chain step ", s, ": op ", ops[s], " is not an op");
     step.op = static_cast<OpKind>(ops[s]);
-    const bool unary = is_chain_unary(step.op);
-    if (!unary && !is_chain_binary(step.op)) {
+    const bool unary = is_pointwise_unary(step.op);
+    if (!unary && !is_pointwise_binary(step.op)) {
       return invalid_model("chain step ", s, ": ", op_name(step.op), " is not a pointwise op a chain can hold");
     }
     if (unary && operands[s] != -1) {

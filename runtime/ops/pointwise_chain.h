@@ -46,9 +46,6 @@ struct PointwiseChain {
   std::vector<PointwiseChainStep> steps;
 };
 
-bool is_chain_unary(OpKind op);
-bool is_chain_binary(OpKind op);
-
 // Reads and checks the chain_* attributes against the node's input count; a malformed chain is
 // an invalid model naming the step and what is wrong.
 Result<PointwiseChain> pointwise_chain(const Node& node);

@@ -44,7 +44,7 @@ void run_tile(const PointwiseChain& chain, const ChainOperand* ins, float* out, 
   for (size_t s = 0; s < chain.steps.size(); ++s) {
     const PointwiseChainStep& step = chain.steps[s];
     float* dst = s + 1 == chain.steps.size() ? out : tile;
-    if (is_chain_unary(step.op)) {
+    if (is_pointwise_unary(step.op)) {
       if (value_stride == 0) {  // a broadcast head: expand it first
         std::fill(dst, dst + count, *value);
         value = dst;

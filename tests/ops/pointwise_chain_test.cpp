@@ -65,13 +65,13 @@ ChainCase random_chain(std::mt19937& rng) {
     PointwiseChainStep step;
     do {
       step.op = static_cast<OpKind>(pick(rng, 0, kOpCount - 1));
-    } while ((!is_chain_unary(step.op) && !is_chain_binary(step.op)) ||
+    } while ((!is_pointwise_unary(step.op) && !is_pointwise_binary(step.op)) ||
              ((step.op == OpKind::kSqrt || step.op == OpKind::kPow) && !positive_bounded) ||
              (step.op == OpKind::kExp && !bounded));
     if (step.op == OpKind::kLeakyRelu) step.alpha = 0.1f;
     if (step.op == OpKind::kHardSigmoid) step = {OpKind::kHardSigmoid, -1, false, 0.25f, 0.4f, 0, 0};
     if (step.op == OpKind::kClip) step = {OpKind::kClip, -1, false, 0, 0, -0.5f, 0.8f};
-    if (is_chain_binary(step.op)) {
+    if (is_pointwise_binary(step.op)) {
       step.chain_on_right = step.op != OpKind::kDiv && step.op != OpKind::kPow && pick(rng, 0, 2) == 0;
       if (pick(rng, 0, 3) == 0) {
         step.operand = -1;
@@ -103,7 +103,7 @@ ChainCase random_chain(std::mt19937& rng) {
 Tensor run_op_by_op(const ChainCase& c) {
   Tensor value = c.inputs[0];
   for (const PointwiseChainStep& step : c.chain.steps) {
-    if (is_chain_unary(step.op)) {
+    if (is_pointwise_unary(step.op)) {
       Node node = make_node(step.op, step.op == OpKind::kClip ? 3 : 1);
       node.attrs.set("alpha", step.alpha);
       node.attrs.set("beta", step.beta);
