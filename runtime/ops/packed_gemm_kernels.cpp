@@ -29,7 +29,8 @@ struct IndirectRows {
 
 // One register tile: C [kRows, kColumns] (row stride ldc) = bias + A tile * B [k, kColumns], then
 // the residual (row stride ldr; nullptr when absent) and activation K, all on the accumulators,
-// which stay in registers across the k loop (the loops below unroll completely).
+// which stay in registers across the k loop (the loops below unroll completely) until the tile is
+// stored, finished, once.
 // With kPrefetch, the same rows of the next column block are requested into cache meanwhile: B's
 // rows are up to hundreds of KB apart, too many streams for the hardware prefetchers to follow.
 // V < kVectors: a narrower tile, for the last columns of a block.
@@ -59,29 +60,20 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
       for (int v = 0; v < V; ++v) acc[r][v] = simd::fma(a_value, b_vec[v], acc[r][v]);
     }
   }
+  // The epilogue on each accumulator as it leaves the registers: the activation's constants and
+  // temporaries fit beside the accumulators still live (its constants mostly as broadcast memory
+  // operands), and the tile is written once instead of stored, reloaded and stored again.
   const bool residual_first = residual != nullptr && !activation.residual_after_activation;
+  const float* residual_after = residual_first ? nullptr : residual;
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       simd::Vec x = acc[r][v];
       if (residual_first) x = simd::add(x, simd::load(residual + r * ldr + v * kLanes));
-      simd::store(c + r * ldc + v * kLanes, x);
-    }
-  }
-  if constexpr (K == ConvEpilogue::Kind::kNone) {
-    if (residual == nullptr || residual_first) return;
-  }
-  // The activation as a second pass over the tile, now in L1: a loop with the whole register file
-  // for the activation's constants and temporaries, where applying it to the 24 live accumulators
-  // above would spill.
-  const float* residual_after = residual_first ? nullptr : residual;
-  for (int r = 0; r < kRows; ++r) {
-    float* row = c + r * ldc;
-    for (int v = 0; v < V; ++v) {
-      simd::Vec x = simd::activate<K>(simd::load(row + v * kLanes), activation);
+      x = simd::activate<K>(x, activation);
       if (residual_after != nullptr) x = simd::add(x, simd::load(residual_after + r * ldr + v * kLanes));
-      simd::store(row + v * kLanes, x);
+      simd::store(c + r * ldc + v * kLanes, x);
     }
   }
 }
