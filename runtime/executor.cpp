@@ -151,7 +151,7 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
       prepare(m, second);
       const KernelArgs partner_args{graph.nodes()[m], second.inputs,      second.outputs,
                                     pool_.get(),      &kernel_caches_[m], second.constant_inputs};
-      Result<bool> paired = cpu_conv_depthwise_pointwise(args, partner_args);
+      Result<bool> paired = cpu_conv_pair(args, partner_args);
       if (!paired.is_ok()) return paired.status().with_context(graph.describe_node(static_cast<NodeId>(n)));
       ran_pair = *paired;
       done[m] = ran_pair;
@@ -202,7 +202,7 @@ const std::vector<NodeId>& Executor::kernel_pairs(const MemoryPlan& plan) {
   };
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
     const Node& node = graph.nodes()[n];
-    if (plan.node_skipped[n] || node.op != OpKind::kConv || node.attrs.get_int("group", 1) <= 1) continue;
+    if (plan.node_skipped[n] || node.op != OpKind::kConv) continue;
     // The next node run must be a Conv reading this output, which nothing else reads: running it
     // in place of this node then changes no other value's lifetime.
     size_t m = n + 1;
@@ -210,6 +210,8 @@ const std::vector<NodeId>& Executor::kernel_pairs(const MemoryPlan& plan) {
     if (m == graph.nodes().size()) continue;
     const Node& next = graph.nodes()[m];
     const ValueId between = node.outputs.empty() ? kNoValue : node.outputs[0];
+    // cpu_conv_pair's kinds (conv_pair.h) both have a grouped Conv.
+    if (node.attrs.get_int("group", 1) <= 1 && next.attrs.get_int("group", 1) <= 1) continue;
     if (between == kNoValue || node.outputs.size() != 1 || next.op != OpKind::kConv || next.inputs.empty() ||
         next.inputs[0] != between || consumers[static_cast<size_t>(between)] != 1 ||
         plan.offset[static_cast<size_t>(between)] < 0 || plan.alias_of[static_cast<size_t>(between)] != kNoValue) {

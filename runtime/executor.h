@@ -42,8 +42,8 @@ class Executor {
   // Per node, in graph order: milliseconds spent in the last run (empty unless options.profile).
   // A node run inside another's kernel (last_kernel_pairs) shows 0; the other, both.
   const std::vector<double>& last_profile_ms() const { return profile_ms_; }
-  // Per node, in graph order: the node the last run ran inside this node's kernel (a 1x1 Conv
-  // with its depthwise Conv, runtime/ops/conv_pair.h), else -1. Empty after a dynamic run.
+  // Per node, in graph order: the node the last run ran inside this node's kernel (the second
+  // Conv of a pair, runtime/ops/conv_pair.h), else -1. Empty after a dynamic run.
   const std::vector<NodeId>& last_kernel_pairs() const { return ran_pairs_; }
 
   const Graph& graph() const { return *graph_; }
@@ -60,8 +60,8 @@ class Executor {
   // The cached plan for these inputs' shapes (planning on first sight), or nullptr when none exists.
   const MemoryPlan* plan_for(std::span<const Tensor> inputs);
   Result<std::vector<Tensor>> run_planned(const MemoryPlan& plan, std::span<const Tensor> inputs);
-  // Per node of `plan`: the 1x1 Conv to run together with it (a depthwise Conv whose output only
-  // that node reads, next in order; runtime/ops/conv_pair.h), else -1. Worked out once per plan.
+  // Per node of `plan`: the Conv to run together with it (the next node in order, the only reader
+  // of its output; runtime/ops/conv_pair.h), else -1. Worked out once per plan.
   const std::vector<NodeId>& kernel_pairs(const MemoryPlan& plan);
   Result<std::vector<Tensor>> run_dynamic(std::span<const Tensor> inputs);
 

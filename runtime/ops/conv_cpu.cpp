@@ -10,8 +10,8 @@
 #include <map>
 #include <vector>
 
+#include "runtime/ops/conv2d_setup.h"
 #include "runtime/ops/conv_epilogue.h"
-#include "runtime/ops/conv_pair.h"
 #include "runtime/ops/conv_problem.h"
 #include "runtime/ops/cpu_kernel_table.h"
 #include "runtime/ops/ops.h"
@@ -19,62 +19,6 @@
 namespace edgefuse {
 
 namespace {
-
-Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const KernelArgs& args) {
-  const WindowGeometry g = p.geometry.padded_to(2);
-  Conv2d c{};
-  c.batch = p.batch;
-  c.channels = p.in_channels;
-  c.out_channels = p.out_channels;
-  c.group = p.group;
-  c.cg = p.in_channels_per_group();
-  c.mg = p.out_channels_per_group();
-  c.ih = g.input[0], c.iw = g.input[1];
-  c.kh = g.kernel[0], c.kw = g.kernel[1];
-  c.sh = g.strides[0], c.sw = g.strides[1];
-  c.dh = g.dilations[0], c.dw = g.dilations[1];
-  c.ph = g.pad_begin[0], c.pw = g.pad_begin[1];
-  c.oh = g.output[0], c.ow = g.output[1];
-  c.kernel_columns = c.cg * c.kh * c.kw;
-  c.input_plane = c.ih * c.iw;
-  c.output_plane = c.oh * c.ow;
-  c.pointwise = c.kh == 1 && c.kw == 1 && c.sh == 1 && c.sw == 1 && c.ph == 0 && c.pw == 0 && g.pad_end[0] == 0 &&
-                g.pad_end[1] == 0;
-  c.phase_rows = c.oh + (c.kh - 1) * c.dh / c.sh;
-  c.phase_cols = c.ow + (c.kw - 1) * c.dw / c.sw;
-  c.phase_plane_floats = c.phase_rows * c.phase_cols + c.phase_cols + kConvPhaseSlack;
-  c.depthwise_scratch_floats = c.sh * c.sw * c.phase_plane_floats + c.oh * c.phase_cols + kConvPhaseSlack;
-  c.x = args.inputs[0]->data<float>();
-  c.w = args.inputs[1]->data<float>();
-  c.bias = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;
-  c.residual = args.inputs.size() > 3 && args.inputs[3] != nullptr ? args.inputs[3]->data<float>() : nullptr;
-  c.y = args.outputs[0]->data<float>();
-  c.epilogue = epilogue;
-  return c;
-}
-
-// The weights in the GEMM tile layout of the active ISA level: packed once and kept in the node's
-// cache when they are constant, else packed on every call (a copy of the weights, small next to
-// the GEMM, but for YOLOX-nano about 3.5 MB per frame that a cache avoids).
-const float* packed_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args) {
-  const auto floats = static_cast<size_t>(kernels.conv_packed_weight_floats(c));
-  if (args.cache != nullptr && (args.constant_inputs & 2u) != 0) {
-    // Constant data keeps its address for the executor's lifetime; the layout depends on the level.
-    KernelCache& cache = *args.cache;
-    const auto level = static_cast<int64_t>(kernels.isa);
-    if (cache.source != c.w || cache.variant != level || cache.data.size() != floats) {
-      cache.data.resize(floats);
-      kernels.conv_pack_weights(c, cache.data.data());
-      cache.source = c.w;
-      cache.variant = level;
-    }
-    return cache.data.data();
-  }
-  thread_local std::vector<float> packed;
-  packed.resize(floats);
-  kernels.conv_pack_weights(c, packed.data());
-  return packed.data();
-}
 
 // How a GEMM is cut into tasks for `threads`: column_blocks blocks of output columns (of `width`)
 // times row_blocks blocks of `rows` output channels (of `height`), per image and group (`planes`
@@ -186,22 +130,11 @@ void run_dense(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
   parallel_for(pool, c.batch * c.group * bands, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> planes, flat, panel;
     thread_local std::vector<const float*> b_rows;
-    const int64_t per_channel = c.sh * c.sw * c.band_plane_floats;
-    planes.resize(static_cast<size_t>(c.cg * per_channel));
+    planes.resize(static_cast<size_t>(c.cg * c.sh * c.sw * c.band_plane_floats));
     flat.resize(static_cast<size_t>(c.mg * ldf));
     panel.resize(static_cast<size_t>(c.kernel_columns * kGemmPanelColumns));
-    // Tap (ch, ky, kx), row ch * kh * kw + ky * kw + kx of the weights, reads its channel's phase
-    // plane (ky*dh % sh, kx*dw % sw) from row ky*dh / sh, column kx*dw / sw on.
     b_rows.resize(static_cast<size_t>(c.kernel_columns));
-    for (int64_t ch = 0; ch < c.cg; ++ch) {
-      for (int64_t ky = 0; ky < c.kh; ++ky) {
-        for (int64_t kx = 0; kx < c.kw; ++kx) {
-          const int64_t y = ky * c.dh, x = kx * c.dw;
-          const float* phase = planes.data() + ch * per_channel + ((y % c.sh) * c.sw + x % c.sw) * c.band_plane_floats;
-          b_rows[static_cast<size_t>((ch * c.kh + ky) * c.kw + kx)] = phase + (y / c.sh) * c.phase_cols + x / c.sw;
-        }
-      }
-    }
+    dense_tap_rows(c, planes.data(), b_rows.data());
     for (int64_t task = begin; task < end; ++task) {
       const int64_t image_group = task / bands;
       const int64_t n = image_group / c.group, g = image_group % c.group;
@@ -209,7 +142,8 @@ void run_dense(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
       const int64_t rows = std::min(band, c.oh - oy);
       kernels.conv_phase_band(c, n, g, oy, planes.data());
       kernels.conv_dense_block(c, b_rows.data(), g, 0, c.mg, 0, rows * c.phase_cols, flat.data(), ldf, panel.data());
-      kernels.conv_dense_finish(c, n, g, flat.data(), ldf, oy, oy + rows);
+      kernels.conv_dense_finish(c, n, g, flat.data(), ldf, oy, oy + rows,
+                                c.y + (n * c.out_channels + g * c.mg) * c.output_plane + oy * c.ow, c.output_plane);
     }
   });
 }
@@ -237,58 +171,13 @@ Status cpu_conv(const KernelArgs& args) {
     return Status::ok();
   }
 
-  c.packed_w = packed_weights(c, kernels, args);
+  c.packed_w = packed_conv_weights(c, kernels, args);
   if (c.pointwise) {
     run_pointwise(c, kernels, args.pool);
   } else {
     run_dense(c, kernels, args.pool);
   }
   return Status::ok();
-}
-
-Result<bool> cpu_conv_depthwise_pointwise(const KernelArgs& depthwise, const KernelArgs& pointwise) {
-  EF_ASSIGN_OR_RETURN(ConvProblem dp, conv_problem(depthwise.node, depthwise.inputs));
-  EF_ASSIGN_OR_RETURN(ConvProblem pp, conv_problem(pointwise.node, pointwise.inputs));
-  EF_ASSIGN_OR_RETURN(const ConvEpilogue depthwise_epilogue, conv_epilogue(depthwise.node.attrs));
-  EF_ASSIGN_OR_RETURN(const ConvEpilogue pointwise_epilogue, conv_epilogue(pointwise.node.attrs));
-  if (dp.geometry.rank() > 2 || pp.geometry.rank() > 2) return false;
-  if (depthwise.inputs.size() > 3 && depthwise.inputs[3] != nullptr) return false;  // residual
-  const Conv2d d = make_conv2d(dp, depthwise_epilogue, depthwise);
-  Conv2d p = make_conv2d(pp, pointwise_epilogue, pointwise);
-  const bool depthwise_ok =
-      d.group == d.channels && d.group == d.out_channels && d.sh <= kConvPhaseMaxStride && d.sw <= kConvPhaseMaxStride;
-  const bool pointwise_ok =
-      p.pointwise && p.group == 1 && p.channels == d.out_channels && p.batch == d.batch && p.ih == d.oh && p.iw == d.ow;
-  if (!depthwise_ok || !pointwise_ok || d.output_plane == 0 || d.batch == 0 || p.out_channels == 0) return false;
-  const int64_t working_bytes =
-      static_cast<int64_t>(sizeof(float)) * d.batch *
-      (d.channels * d.input_plane + d.out_channels * d.output_plane + p.out_channels * p.output_plane);
-  if (working_bytes < kConvPairMinBytes) return false;
-
-  const CpuKernelTable& kernels = cpu_kernel_table();
-  p.packed_w = packed_weights(p, kernels, pointwise);
-  // Bands of about 128 KiB of depthwise output (every channel), enough of them for the threads.
-  constexpr int64_t kBandFloats = 32 * 1024;
-  const int64_t threads = depthwise.pool != nullptr ? depthwise.pool->size() : 1;
-  int64_t band = std::clamp<int64_t>(kBandFloats / (d.channels * d.ow), 1, d.oh);
-  band = std::min(band, std::max<int64_t>(1, (d.oh * d.batch + 2 * threads - 1) / (2 * threads)));
-  const int64_t bands = (d.oh + band - 1) / band;
-  band = (d.oh + bands - 1) / bands;  // as even as the count allows
-  parallel_for(depthwise.pool, d.batch * bands, 1, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> scratch, rows, panel;
-    if (scratch.size() < static_cast<size_t>(d.depthwise_scratch_floats))
-      scratch.resize(static_cast<size_t>(d.depthwise_scratch_floats));
-    rows.resize(static_cast<size_t>(d.channels * band * d.ow));
-    panel.resize(static_cast<size_t>(p.kernel_columns * kGemmPanelColumns));
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t n = task / bands;
-      const int64_t oy = task % bands * band, oy_end = std::min(d.oh, oy + band);
-      const int64_t columns = (oy_end - oy) * d.ow;
-      kernels.conv_depthwise_band(d, n, oy, oy_end, rows.data(), scratch.data());
-      kernels.conv_pointwise_from(p, n, rows.data(), columns, oy * d.ow, oy * d.ow + columns, panel.data());
-    }
-  });
-  return true;
 }
 
 }  // namespace edgefuse

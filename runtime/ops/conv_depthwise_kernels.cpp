@@ -434,10 +434,10 @@ void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* s
   }
 }
 
-void conv_depthwise_band(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out, float* scratch) {
-  const int64_t band_plane = (oy_end - oy_begin) * c.ow;
+void conv_depthwise_band(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out, int64_t out_plane,
+                         float* scratch) {
   for (int64_t channel = 0; channel < c.channels; ++channel) {
-    depthwise_plane(c, n * c.channels + channel, oy_begin, oy_end, out + channel * band_plane, scratch);
+    depthwise_plane(c, n * c.channels + channel, oy_begin, oy_end, out + channel * out_plane, scratch);
   }
 }
 

@@ -92,12 +92,12 @@ void conv_dense_block(const Conv2d& c, const float* const* b_rows, int64_t g, in
 }
 
 void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t ldf, int64_t oy_begin,
-                       int64_t oy_end) {
+                       int64_t oy_end, float* out, int64_t out_plane) {
   const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
   for (int64_t m = 0; m < c.mg; ++m) {
     const int64_t plane = (n * c.out_channels + g * c.mg + m) * c.output_plane;
     for (int64_t oy = oy_begin; oy < oy_end; ++oy) {
-      float* row = c.y + plane + oy * c.ow;
+      float* row = out + m * out_plane + (oy - oy_begin) * c.ow;
       simd::copy(row, flat + m * ldf + (oy - oy_begin) * c.phase_cols, c.ow);
       const float* residual = c.residual != nullptr ? c.residual + plane + oy * c.ow : nullptr;
       if (residual_first) {

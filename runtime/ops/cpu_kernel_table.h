@@ -97,9 +97,10 @@ struct CpuKernelTable {
   // Depthwise Conv (group == channels == out_channels): the (n, c) planes [begin, end);
   // `scratch` holds c.depthwise_scratch_floats.
   void (*conv_depthwise_planes)(const Conv2d& c, int64_t begin, int64_t end, float* scratch);
-  // The same for output rows [oy_begin, oy_end) of every channel of image n, into `out` as
-  // channels x (oy_end - oy_begin) x ow (no residual).
-  void (*conv_depthwise_band)(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out, float* scratch);
+  // The same for output rows [oy_begin, oy_end) of every channel of image n (no residual), into
+  // `out`: channel ch's rows from out + ch * out_plane on, ow apart.
+  void (*conv_depthwise_band)(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out,
+                              int64_t out_plane, float* scratch);
   // Floats conv_pack_weights writes: the weights in this level's GEMM tile layout (packed_gemm.h).
   int64_t (*conv_packed_weight_floats)(const Conv2d& c);
   void (*conv_pack_weights)(const Conv2d& c, float* packed);
@@ -120,10 +121,11 @@ struct CpuKernelTable {
   // phase_cols) into `flat` (row stride ldf), B's row kk being b_rows[kk] (tap kk's run);
   void (*conv_dense_block)(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,
                            int64_t begin, int64_t end, float* flat, int64_t ldf, float* panel);
-  // the band's output rows [oy_begin, oy_end) of every output channel compacted from `flat` into
-  // Y, residual added.
+  // the band's output rows [oy_begin, oy_end) of every output channel of the group compacted from
+  // `flat` into `out` (channel m's rows from out + m * out_plane on, ow apart: Y itself, or a
+  // buffer), residual (from c.residual, laid out like Y) added.
   void (*conv_dense_finish)(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t ldf, int64_t oy_begin,
-                            int64_t oy_end);
+                            int64_t oy_end, float* out, int64_t out_plane);
   // out[i] = op(in[i]) for i < count; in == out is allowed.
   void (*unary_f32)(const UnaryF32& op, const float* in, float* out, int64_t count);
   // out[i] = op(a[i * stride_a], b[i * stride_b]) for i < count, strides 0 or 1; op is one of
@@ -149,7 +151,8 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
 #define EF_DECLARE_CPU_KERNELS(isa)                                                                                   \
   namespace edgefuse::isa {                                                                                           \
   void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* scratch);                            \
-  void conv_depthwise_band(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out, float* scratch); \
+  void conv_depthwise_band(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out,                 \
+                           int64_t out_plane, float* scratch);                                                        \
   int64_t conv_packed_weight_floats(const Conv2d& c);                                                                 \
   void conv_pack_weights(const Conv2d& c, float* packed);                                                             \
   void conv_pointwise_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin, \
@@ -160,7 +163,7 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
   void conv_dense_block(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,   \
                         int64_t begin, int64_t end, float* flat, int64_t ldf, float* panel);                          \
   void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t ldf, int64_t oy_begin,     \
-                         int64_t oy_end);                                                                             \
+                         int64_t oy_end, float* out, int64_t out_plane);                                              \
   void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count);                                     \
   void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out,          \
                   int64_t count);                                                                                     \

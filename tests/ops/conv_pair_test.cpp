@@ -1,8 +1,9 @@
-// A depthwise Conv and its 1x1 Conv run as one kernel (runtime/ops/conv_pair.h) against the
-// reference kernels run one after the other: strides, kernel sizes, epilogues on both, a residual
-// on the 1x1 (the block's input, as BlazeFace adds it), batches, bands that do not divide the
-// height, and 1 to 3 threads; pairs that do not qualify run nothing. The kernel takes only pairs
-// whose tensors exceed L2 (2 MiB together), so the shapes are that large.
+// Two Convs run as one kernel (runtime/ops/conv_pair.h) against the reference kernels run one
+// after the other, for both kinds of pair: depthwise -> 1x1 and dense -> depthwise. Strides,
+// kernel sizes, dilations, paddings, epilogues on both, a residual on the 1x1 (the block's input,
+// as BlazeFace adds it), batches, bands that do not divide the height, and 1 to 3 threads; pairs
+// that do not qualify run nothing. The kernel takes only pairs whose tensors exceed L2 (2 MiB
+// together), so the shapes are that large.
 #include "runtime/ops/conv_pair.h"
 
 #include <doctest/doctest.h>
@@ -23,27 +24,37 @@ struct PairCase {
   int residual;  // -1: none; 0: added before the 1x1's activation; 1: after
 };
 
-Node conv(int inputs, int64_t kernel, int64_t stride, int64_t group, const std::string& activation) {
+Node conv(int inputs, int64_t kernel, int64_t stride, int64_t group, const std::string& activation,
+          int64_t dilation = 1) {
   Node node = make_node(OpKind::kConv, inputs);
-  const int64_t pad = kernel / 2;
+  const int64_t pad = kernel / 2 * dilation;
   node.attrs.set("strides", std::vector<int64_t>{stride, stride});
   node.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+  node.attrs.set("dilations", std::vector<int64_t>{dilation, dilation});
   node.attrs.set("group", group);
   if (!activation.empty()) node.attrs.set("fused_activation", activation);
   return node;
 }
 
-// Runs the pair with the optimised kernel (into a fresh output); false when it declined.
-Result<bool> run_pair(const Node& depthwise, const std::vector<const Tensor*>& depthwise_inputs, Tensor& between,
-                      const Node& pointwise, std::vector<const Tensor*> pointwise_inputs, Tensor& out,
-                      ThreadPool* pool) {
-  std::vector<Tensor*> depthwise_outputs = {&between};
-  std::vector<Tensor*> pointwise_outputs = {&out};
-  pointwise_inputs[0] = &between;
-  KernelCache cache;
-  const KernelArgs first{depthwise, depthwise_inputs, depthwise_outputs, pool};
-  const KernelArgs second{pointwise, pointwise_inputs, pointwise_outputs, pool, &cache, 2u};
-  return cpu_conv_depthwise_pointwise(first, second);
+// Runs the pair with the optimised kernel (into a fresh output); false when it declined. The
+// first node's weights are constant (cached packing) when `first_cached`, else the second's.
+Result<bool> run_pair(const Node& first_node, const std::vector<const Tensor*>& first_inputs, Tensor& between,
+                      const Node& second_node, std::vector<const Tensor*> second_inputs, Tensor& out, ThreadPool* pool,
+                      bool first_cached = false) {
+  std::vector<Tensor*> first_outputs = {&between};
+  std::vector<Tensor*> second_outputs = {&out};
+  second_inputs[0] = &between;
+  KernelCache first_cache, second_cache;
+  const KernelArgs first{first_node, first_inputs, first_outputs, pool, &first_cache, first_cached ? 2u : 0u};
+  const KernelArgs second{second_node, second_inputs, second_outputs, pool, &second_cache, first_cached ? 0u : 2u};
+  return cpu_conv_pair(first, second);
+}
+
+// A NaN-filled tensor of `shape`: the pair must neither need nor write the tensor between.
+Tensor poisoned(const Shape& shape) {
+  Tensor t = Tensor::empty(DType::kF32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = std::nanf("");
+  return t;
 }
 
 }  // namespace
@@ -84,18 +95,102 @@ TEST_CASE("a depthwise Conv and its 1x1 Conv as one kernel equal the two run one
 
     for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
       CAPTURE((pool != nullptr ? pool->size() : 1));
-      // The depthwise output is poisoned: the pair must neither need nor write it.
-      Tensor poisoned = Tensor::empty(DType::kF32, between->at(0).shape());
-      for (int64_t i = 0; i < poisoned.numel(); ++i) poisoned.data<float>()[i] = std::nanf("");
+      Tensor unused = poisoned(between->at(0).shape());
       Tensor out = Tensor::empty(DType::kF32, out_shape);
-      Result<bool> ran = run_pair(depthwise, dw_inputs, poisoned, pointwise, pw_inputs, out, pool);
+      Result<bool> ran = run_pair(depthwise, dw_inputs, unused, pointwise, pw_inputs, out, pool);
       REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
       REQUIRE(*ran);
       const ErrorStats error = compare_tensors(out, expected->at(0));
       CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
-      CHECK(std::isnan(poisoned.data<float>()[0]));
+      CHECK(std::isnan(unused.data<float>()[0]));
     }
   }
+}
+
+struct DenseCase {
+  int64_t batch, channels, height, width, kernel, stride, out_channels;
+  int64_t depthwise_kernel, depthwise_stride, depthwise_dilation;
+  std::string dense_activation, depthwise_activation;
+};
+
+TEST_CASE("a dense Conv and the depthwise Conv after it as one kernel equal the two run one by one") {
+  const DenseCase cases[] = {
+      {1, 3, 416, 416, 6, 2, 16, 3, 2, 1, "silu", "silu"},  // YOLOX-nano's folded stem, then its first dw
+      {2, 3, 200, 150, 3, 1, 16, 3, 1, 1, "relu", ""},      // stride 1 after stride 1: two overlap rows
+      {1, 4, 257, 203, 5, 2, 24, 5, 1, 1, "", "relu"},      // odd sizes, 5x5 depthwise: four overlap rows
+      {1, 8, 181, 190, 3, 1, 20, 3, 2, 2, "", "sigmoid"},   // dilated depthwise
+      {1, 3, 300, 260, 3, 2, 32, 3, 3, 1, "silu", ""},      // depthwise stride 3: bands do not overlap
+  };
+  ThreadPool pool2(2), pool3(3);
+  uint32_t seed = 70;
+  for (const DenseCase& c : cases) {
+    INFO("N", c.batch, " C", c.channels, " ", c.height, "x", c.width, " k", c.kernel, " s", c.stride, " M",
+         c.out_channels, " dw k", c.depthwise_kernel, " s", c.depthwise_stride, " d", c.depthwise_dilation);
+    std::mt19937 rng(seed++);
+    const Tensor x = random_tensor(DType::kF32, {c.batch, c.channels, c.height, c.width}, rng);
+    const Tensor w = random_tensor(DType::kF32, {c.out_channels, c.channels, c.kernel, c.kernel}, rng);
+    const Tensor b = random_tensor(DType::kF32, {c.out_channels}, rng);
+    const Tensor dw_w =
+        random_tensor(DType::kF32, {c.out_channels, 1, c.depthwise_kernel, c.depthwise_kernel}, rng);
+    const Tensor dw_b = random_tensor(DType::kF32, {c.out_channels}, rng);
+    const Node dense = conv(3, c.kernel, c.stride, 1, c.dense_activation);
+    const Node depthwise = conv(3, c.depthwise_kernel, c.depthwise_stride, c.out_channels, c.depthwise_activation,
+                                c.depthwise_dilation);
+
+    const std::vector<const Tensor*> dense_inputs = {&x, &w, &b};
+    auto between = run_op(dense, dense_inputs, true);
+    REQUIRE_MESSAGE(between.is_ok(), between.status().to_string());
+    const std::vector<const Tensor*> dw_inputs = {&between->at(0), &dw_w, &dw_b};
+    auto expected = run_op(depthwise, dw_inputs, true);
+    REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+      CAPTURE((pool != nullptr ? pool->size() : 1));
+      Tensor unused = poisoned(between->at(0).shape());
+      Tensor out = Tensor::empty(DType::kF32, expected->at(0).shape());
+      Result<bool> ran = run_pair(dense, dense_inputs, unused, depthwise, dw_inputs, out, pool, true);
+      REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
+      REQUIRE(*ran);
+      const ErrorStats error = compare_tensors(out, expected->at(0));
+      CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+      CHECK(std::isnan(unused.data<float>()[0]));
+    }
+  }
+}
+
+TEST_CASE("a dense Conv and a depthwise Conv that do not qualify as a pair run nothing") {
+  std::mt19937 rng(9);
+  const Tensor x = random_tensor(DType::kF32, {1, 3, 416, 416}, rng);
+  const Tensor w = random_tensor(DType::kF32, {16, 3, 3, 3}, rng);
+  const Tensor dw_w = random_tensor(DType::kF32, {16, 1, 3, 3}, rng);
+  const Tensor pw_w = random_tensor(DType::kF32, {16, 16, 1, 1}, rng);
+  Tensor between = Tensor::empty(DType::kF32, {1, 16, 416, 416});
+  Tensor out = Tensor::empty(DType::kF32, {1, 16, 416, 416});
+  const Node dense = conv(2, 3, 1, 1, "");
+  const Node depthwise = conv(2, 3, 1, 16, "");
+  // A residual on either.
+  Node dense_with_residual = conv(4, 3, 1, 1, "");
+  Result<bool> ran = run_pair(dense_with_residual, {&x, &w, nullptr, &between}, between, depthwise,
+                              {&between, &dw_w}, out, nullptr, true);
+  REQUIRE(ran.is_ok());
+  CHECK_FALSE(*ran);
+  Node depthwise_with_residual = conv(4, 3, 1, 16, "");
+  ran = run_pair(dense, {&x, &w}, between, depthwise_with_residual, {&between, &dw_w, nullptr, &out}, out, nullptr,
+                 true);
+  REQUIRE(ran.is_ok());
+  CHECK_FALSE(*ran);
+  // A 1x1 first: its GEMM reads the input planes in place, there are no rows to band.
+  const Tensor x16 = random_tensor(DType::kF32, {1, 16, 416, 416}, rng);
+  ran = run_pair(conv(2, 1, 1, 1, ""), {&x16, &pw_w}, between, depthwise, {&between, &dw_w}, out, nullptr, true);
+  REQUIRE(ran.is_ok());
+  CHECK_FALSE(*ran);
+  // Small enough to stay in L2 between two kernels.
+  const Tensor small = random_tensor(DType::kF32, {1, 3, 40, 40}, rng);
+  Tensor small_between = Tensor::empty(DType::kF32, {1, 16, 40, 40});
+  Tensor small_out = Tensor::empty(DType::kF32, {1, 16, 40, 40});
+  ran = run_pair(dense, {&small, &w}, small_between, depthwise, {&small_between, &dw_w}, small_out, nullptr, true);
+  REQUIRE(ran.is_ok());
+  CHECK_FALSE(*ran);
 }
 
 TEST_CASE("a pair that is not depthwise then 1x1 runs nothing and says so") {

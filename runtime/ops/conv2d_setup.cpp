@@ -1,0 +1,75 @@
+// make_conv2d and packed_conv_weights (conv2d_setup.h).
+#include "runtime/ops/conv2d_setup.h"
+
+#include <vector>
+
+namespace edgefuse {
+
+Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const KernelArgs& args) {
+  const WindowGeometry g = p.geometry.padded_to(2);
+  Conv2d c{};
+  c.batch = p.batch;
+  c.channels = p.in_channels;
+  c.out_channels = p.out_channels;
+  c.group = p.group;
+  c.cg = p.in_channels_per_group();
+  c.mg = p.out_channels_per_group();
+  c.ih = g.input[0], c.iw = g.input[1];
+  c.kh = g.kernel[0], c.kw = g.kernel[1];
+  c.sh = g.strides[0], c.sw = g.strides[1];
+  c.dh = g.dilations[0], c.dw = g.dilations[1];
+  c.ph = g.pad_begin[0], c.pw = g.pad_begin[1];
+  c.oh = g.output[0], c.ow = g.output[1];
+  c.kernel_columns = c.cg * c.kh * c.kw;
+  c.input_plane = c.ih * c.iw;
+  c.output_plane = c.oh * c.ow;
+  c.pointwise = c.kh == 1 && c.kw == 1 && c.sh == 1 && c.sw == 1 && c.ph == 0 && c.pw == 0 && g.pad_end[0] == 0 &&
+                g.pad_end[1] == 0;
+  c.phase_rows = c.oh + (c.kh - 1) * c.dh / c.sh;
+  c.phase_cols = c.ow + (c.kw - 1) * c.dw / c.sw;
+  c.phase_plane_floats = c.phase_rows * c.phase_cols + c.phase_cols + kConvPhaseSlack;
+  c.depthwise_scratch_floats = c.sh * c.sw * c.phase_plane_floats + c.oh * c.phase_cols + kConvPhaseSlack;
+  c.x = args.inputs[0]->data<float>();
+  c.w = args.inputs[1]->data<float>();
+  c.bias = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;
+  c.residual = args.inputs.size() > 3 && args.inputs[3] != nullptr ? args.inputs[3]->data<float>() : nullptr;
+  c.y = args.outputs[0]->data<float>();
+  c.epilogue = epilogue;
+  return c;
+}
+
+const float* packed_conv_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args) {
+  const auto floats = static_cast<size_t>(kernels.conv_packed_weight_floats(c));
+  if (args.cache != nullptr && (args.constant_inputs & 2u) != 0) {
+    // Constant data keeps its address for the executor's lifetime; the layout depends on the level.
+    KernelCache& cache = *args.cache;
+    const auto level = static_cast<int64_t>(kernels.isa);
+    if (cache.source != c.w || cache.variant != level || cache.data.size() != floats) {
+      cache.data.resize(floats);
+      kernels.conv_pack_weights(c, cache.data.data());
+      cache.source = c.w;
+      cache.variant = level;
+    }
+    return cache.data.data();
+  }
+  // Per thread: a pair of Convs (conv_pair_cpu.cpp) packs the weights of one of them only.
+  thread_local std::vector<float> packed;
+  packed.resize(floats);
+  kernels.conv_pack_weights(c, packed.data());
+  return packed.data();
+}
+
+void dense_tap_rows(const Conv2d& c, const float* planes, const float** b_rows) {
+  const int64_t per_channel = c.sh * c.sw * c.band_plane_floats;
+  for (int64_t ch = 0; ch < c.cg; ++ch) {
+    for (int64_t ky = 0; ky < c.kh; ++ky) {
+      for (int64_t kx = 0; kx < c.kw; ++kx) {
+        const int64_t y = ky * c.dh, x = kx * c.dw;
+        const float* phase = planes + ch * per_channel + ((y % c.sh) * c.sw + x % c.sw) * c.band_plane_floats;
+        b_rows[(ch * c.kh + ky) * c.kw + kx] = phase + (y / c.sh) * c.phase_cols + x / c.sw;
+      }
+    }
+  }
+}
+
+}  // namespace edgefuse

@@ -1,0 +1,26 @@
+// From a Conv node's validated problem to the raw-pointer Conv2d its CPU kernels run on, shared by
+// the single-Conv kernel (conv_cpu.cpp) and the two-Conv kernels (conv_pair_cpu.cpp).
+#pragma once
+
+#include "runtime/op_table.h"
+#include "runtime/ops/conv_epilogue.h"
+#include "runtime/ops/conv_problem.h"
+#include "runtime/ops/cpu_kernel_table.h"
+
+namespace edgefuse {
+
+// Geometry (padded to two spatial dims), phase-plane sizes and the operands' pointers; band_rows,
+// band_plane_floats and packed_w are left for the path that runs it.
+Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const KernelArgs& args);
+
+// The weights in the GEMM tile layout of `kernels`' level: packed once and kept in the node's
+// cache when they are constant, else packed on every call into a thread-local buffer.
+const float* packed_conv_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args);
+
+// The B rows of a dense Conv's band GEMM (conv_kernels.cpp) over `planes` in conv_phase_band's
+// layout (band_plane_floats set): tap (ch, ky, kx), row (ch * kh + ky) * kw + kx of the weights,
+// reads its channel's phase plane (ky*dh % sh, kx*dw % sw) from row ky*dh / sh, column kx*dw / sw
+// on. `b_rows` holds kernel_columns pointers.
+void dense_tap_rows(const Conv2d& c, const float* planes, const float** b_rows);
+
+}  // namespace edgefuse

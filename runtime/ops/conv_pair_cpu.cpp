@@ -1,0 +1,186 @@
+// Two Convs run as one CPU kernel (conv_pair.h), in bands of output rows, so that the tensor
+// between them lives only as a band buffer in the running thread's cache:
+//   depthwise -> 1x1: the depthwise rows of every channel, then the 1x1 GEMM reading them;
+//   dense -> depthwise: the dense Conv's rows (phase planes, GEMM, compaction as in conv_cpu.cpp)
+//     into a buffer, then the depthwise rows reading it as a small image of its own. Consecutive
+//     bands of a thread overlap by the depthwise window's extra rows, which move to the top of
+//     the buffer instead of being computed again.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "runtime/ops/conv2d_setup.h"
+#include "runtime/ops/conv_pair.h"
+#include "runtime/ops/ops.h"
+
+namespace edgefuse {
+
+namespace {
+
+Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelArgs& pointwise) {
+  EF_ASSIGN_OR_RETURN(ConvProblem dp, conv_problem(depthwise.node, depthwise.inputs));
+  EF_ASSIGN_OR_RETURN(ConvProblem pp, conv_problem(pointwise.node, pointwise.inputs));
+  EF_ASSIGN_OR_RETURN(const ConvEpilogue depthwise_epilogue, conv_epilogue(depthwise.node.attrs));
+  EF_ASSIGN_OR_RETURN(const ConvEpilogue pointwise_epilogue, conv_epilogue(pointwise.node.attrs));
+  if (dp.geometry.rank() > 2 || pp.geometry.rank() > 2) return false;
+  if (depthwise.inputs.size() > 3 && depthwise.inputs[3] != nullptr) return false;  // residual
+  const Conv2d d = make_conv2d(dp, depthwise_epilogue, depthwise);
+  Conv2d p = make_conv2d(pp, pointwise_epilogue, pointwise);
+  const bool depthwise_ok =
+      d.group == d.channels && d.group == d.out_channels && d.sh <= kConvPhaseMaxStride && d.sw <= kConvPhaseMaxStride;
+  const bool pointwise_ok =
+      p.pointwise && p.group == 1 && p.channels == d.out_channels && p.batch == d.batch && p.ih == d.oh && p.iw == d.ow;
+  if (!depthwise_ok || !pointwise_ok || d.output_plane == 0 || d.batch == 0 || p.out_channels == 0) return false;
+  const int64_t working_bytes =
+      static_cast<int64_t>(sizeof(float)) * d.batch *
+      (d.channels * d.input_plane + d.out_channels * d.output_plane + p.out_channels * p.output_plane);
+  if (working_bytes < kConvPairMinBytes) return false;
+
+  const CpuKernelTable& kernels = cpu_kernel_table();
+  p.packed_w = packed_conv_weights(p, kernels, pointwise);
+  // Bands of about 128 KiB of depthwise output (every channel), enough of them for the threads.
+  constexpr int64_t kBandFloats = 32 * 1024;
+  const int64_t threads = depthwise.pool != nullptr ? depthwise.pool->size() : 1;
+  int64_t band = std::clamp<int64_t>(kBandFloats / (d.channels * d.ow), 1, d.oh);
+  band = std::min(band, std::max<int64_t>(1, (d.oh * d.batch + 2 * threads - 1) / (2 * threads)));
+  const int64_t bands = (d.oh + band - 1) / band;
+  band = (d.oh + bands - 1) / bands;  // as even as the count allows
+  parallel_for(depthwise.pool, d.batch * bands, 1, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> scratch, rows, panel;
+    if (scratch.size() < static_cast<size_t>(d.depthwise_scratch_floats))
+      scratch.resize(static_cast<size_t>(d.depthwise_scratch_floats));
+    rows.resize(static_cast<size_t>(d.channels * band * d.ow));
+    panel.resize(static_cast<size_t>(p.kernel_columns * kGemmPanelColumns));
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t n = task / bands;
+      const int64_t oy = task % bands * band, oy_end = std::min(d.oh, oy + band);
+      const int64_t columns = (oy_end - oy) * d.ow;
+      kernels.conv_depthwise_band(d, n, oy, oy_end, rows.data(), (oy_end - oy) * d.ow, scratch.data());
+      kernels.conv_pointwise_from(p, n, rows.data(), columns, oy * d.ow, oy * d.ow + columns, panel.data());
+    }
+  });
+  return true;
+}
+
+// The depthwise Conv `d` restricted to its output rows [o0, o1), reading input rows [r0, r1) from
+// `rows` (channel ch's from rows + ch * plane on): the same taps, with the rows above r0 as
+// padding when r0 is the image's first row and never read otherwise.
+Conv2d depthwise_band_view(const Conv2d& d, int64_t o0, int64_t o1, int64_t r0, int64_t r1, const float* rows,
+                           int64_t plane) {
+  Conv2d b = d;
+  b.batch = 1;
+  b.ih = r1 - r0;
+  b.ph = d.ph + r0 - o0 * d.sh;
+  b.oh = o1 - o0;
+  b.input_plane = plane;
+  b.output_plane = b.oh * b.ow;
+  b.phase_rows = b.oh + (b.kh - 1) * b.dh / b.sh;
+  b.phase_plane_floats = b.phase_rows * b.phase_cols + b.phase_cols + kConvPhaseSlack;
+  b.depthwise_scratch_floats = b.sh * b.sw * b.phase_plane_floats + b.oh * b.phase_cols + kConvPhaseSlack;
+  b.x = rows;
+  b.y = nullptr;  // written through conv_depthwise_band's `out`
+  return b;
+}
+
+Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& depthwise) {
+  EF_ASSIGN_OR_RETURN(ConvProblem fp, conv_problem(dense.node, dense.inputs));
+  EF_ASSIGN_OR_RETURN(ConvProblem dp, conv_problem(depthwise.node, depthwise.inputs));
+  EF_ASSIGN_OR_RETURN(const ConvEpilogue dense_epilogue, conv_epilogue(dense.node.attrs));
+  EF_ASSIGN_OR_RETURN(const ConvEpilogue depthwise_epilogue, conv_epilogue(depthwise.node.attrs));
+  if (fp.geometry.rank() > 2 || dp.geometry.rank() > 2) return false;
+  const auto has_residual = [](const KernelArgs& a) { return a.inputs.size() > 3 && a.inputs[3] != nullptr; };
+  if (has_residual(dense) || has_residual(depthwise)) return false;
+  Conv2d f = make_conv2d(fp, dense_epilogue, dense);
+  const Conv2d d = make_conv2d(dp, depthwise_epilogue, depthwise);
+  const bool dense_ok =
+      f.group == 1 && !f.pointwise && f.sh <= kConvPhaseMaxStride && f.sw <= kConvPhaseMaxStride && f.oh > 0;
+  // Every output row must read at least one real input row (else a band's view has none).
+  const bool depthwise_ok = d.group == d.channels && d.group == d.out_channels && d.channels == f.out_channels &&
+                            d.batch == f.batch && d.ih == f.oh && d.iw == f.ow && d.sh <= kConvPhaseMaxStride &&
+                            d.sw <= kConvPhaseMaxStride && d.oh > 0 && d.ow > 0 && (d.kh - 1) * d.dh >= d.ph &&
+                            (d.oh - 1) * d.sh - d.ph < d.ih;
+  if (!dense_ok || !depthwise_ok || d.batch == 0) return false;
+  const int64_t working_bytes =
+      static_cast<int64_t>(sizeof(float)) * d.batch *
+      (f.channels * f.input_plane + d.channels * d.input_plane + d.out_channels * d.output_plane);
+  if (working_bytes < kConvPairMinBytes) return false;
+
+  // Depthwise output rows [o0, o1) read dense output rows [first_row(o0), end_row(o1)).
+  const auto first_row = [&](int64_t o0) { return std::max<int64_t>(0, o0 * d.sh - d.ph); };
+  const auto end_row = [&](int64_t o1) { return std::min(d.ih, (o1 - 1) * d.sh - d.ph + (d.kh - 1) * d.dh + 1); };
+  // Bands of about 512 KiB of buffers: the dense rows' phase planes, GEMM output and compacted
+  // rows, d.sh dense rows per depthwise row.
+  constexpr int64_t kBandFloats = 256 * 1024;
+  const int64_t per_dense_row = f.cg * f.sh * f.sw * f.phase_cols + f.mg * (f.phase_cols + f.ow);
+  int64_t band = std::clamp<int64_t>(kBandFloats / (per_dense_row * d.sh), 1, d.oh);
+  const int64_t bands = (d.oh + band - 1) / band;
+  band = (d.oh + bands - 1) / bands;  // as even as the count allows
+  // A thread runs a run of consecutive bands; more runs than threads balance the load, each
+  // computing its first band's overlap rows again.
+  const int64_t threads = dense.pool != nullptr ? dense.pool->size() : 1;
+  const int64_t runs = threads <= 1 ? 1 : std::min(bands, std::max<int64_t>(1, (2 * threads + d.batch - 1) / d.batch));
+  int64_t max_rows = 0;  // dense rows a band needs, at most
+  for (int64_t o0 = 0; o0 < d.oh; o0 += band) {
+    max_rows = std::max(max_rows, end_row(std::min(d.oh, o0 + band)) - first_row(o0));
+  }
+  f.band_rows = max_rows;
+  f.band_plane_floats = (max_rows + f.phase_rows - f.oh) * f.phase_cols + f.phase_cols + kConvPhaseSlack;
+  const int64_t ldf = max_rows * f.phase_cols;
+  const int64_t plane = max_rows * f.ow;  // per channel of the buffer of dense rows
+  const int64_t depthwise_scratch =
+      depthwise_band_view(d, 0, band, 0, max_rows, nullptr, plane).depthwise_scratch_floats;
+
+  const CpuKernelTable& kernels = cpu_kernel_table();
+  f.packed_w = packed_conv_weights(f, kernels, dense);
+  parallel_for(dense.pool, d.batch * runs, 1, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> planes, flat, panel, rows, scratch;
+    thread_local std::vector<const float*> b_rows;
+    planes.resize(static_cast<size_t>(f.cg * f.sh * f.sw * f.band_plane_floats));
+    flat.resize(static_cast<size_t>(f.mg * ldf));
+    panel.resize(static_cast<size_t>(f.kernel_columns * kGemmPanelColumns));
+    rows.resize(static_cast<size_t>(f.mg * plane));
+    if (scratch.size() < static_cast<size_t>(depthwise_scratch)) scratch.resize(static_cast<size_t>(depthwise_scratch));
+    b_rows.resize(static_cast<size_t>(f.kernel_columns));
+    dense_tap_rows(f, planes.data(), b_rows.data());
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t n = task / runs, run = task % runs;
+      int64_t held_begin = 0, held_end = 0;  // dense rows in `rows` from the run's previous band
+      for (int64_t b = run * bands / runs; b < (run + 1) * bands / runs; ++b) {
+        const int64_t o0 = b * band, o1 = std::min(d.oh, o0 + band);
+        const int64_t r0 = first_row(o0), r1 = end_row(o1);
+        int64_t kept = 0;  // rows [r0, r0 + kept) are already held
+        if (held_end > r0 && held_begin <= r0) {
+          kept = std::min(held_end, r1) - r0;
+          for (int64_t ch = 0; ch < f.mg; ++ch) {
+            float* channel = rows.data() + ch * plane;
+            std::memmove(channel, channel + (r0 - held_begin) * f.ow, static_cast<size_t>(kept * f.ow) * sizeof(float));
+          }
+        }
+        if (r0 + kept < r1) {
+          Conv2d part = f;
+          part.band_rows = r1 - r0 - kept;
+          kernels.conv_phase_band(part, n, 0, r0 + kept, planes.data());
+          kernels.conv_dense_block(part, b_rows.data(), 0, 0, f.mg, 0, part.band_rows * f.phase_cols, flat.data(), ldf,
+                                   panel.data());
+          kernels.conv_dense_finish(part, n, 0, flat.data(), ldf, r0 + kept, r1, rows.data() + kept * f.ow, plane);
+        }
+        held_begin = r0, held_end = r1;
+        const Conv2d view = depthwise_band_view(d, o0, o1, r0, r1, rows.data(), plane);
+        kernels.conv_depthwise_band(view, 0, 0, o1 - o0, d.y + n * d.channels * d.output_plane + o0 * d.ow,
+                                    d.output_plane, scratch.data());
+      }
+    }
+  });
+  return true;
+}
+
+}  // namespace
+
+Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second) {
+  if (first.node.op != OpKind::kConv || second.node.op != OpKind::kConv) return false;
+  if (first.node.attrs.get_int("group", 1) > 1) return depthwise_then_pointwise(first, second);
+  if (second.node.attrs.get_int("group", 1) > 1) return dense_then_depthwise(first, second);
+  return false;
+}
+
+}  // namespace edgefuse
