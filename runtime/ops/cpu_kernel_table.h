@@ -151,7 +151,7 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
 #define EF_DECLARE_CPU_KERNELS(isa)                                                                                   \
   namespace edgefuse::isa {                                                                                           \
   void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* scratch);                            \
-  void conv_depthwise_band(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out,                 \
+  void conv_depthwise_band(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out,                  \
                            int64_t out_plane, float* scratch);                                                        \
   int64_t conv_packed_weight_floats(const Conv2d& c);                                                                 \
   void conv_pack_weights(const Conv2d& c, float* packed);                                                             \

@@ -130,12 +130,11 @@ TEST_CASE("a dense Conv and the depthwise Conv after it as one kernel equal the 
     const Tensor x = random_tensor(DType::kF32, {c.batch, c.channels, c.height, c.width}, rng);
     const Tensor w = random_tensor(DType::kF32, {c.out_channels, c.channels, c.kernel, c.kernel}, rng);
     const Tensor b = random_tensor(DType::kF32, {c.out_channels}, rng);
-    const Tensor dw_w =
-        random_tensor(DType::kF32, {c.out_channels, 1, c.depthwise_kernel, c.depthwise_kernel}, rng);
+    const Tensor dw_w = random_tensor(DType::kF32, {c.out_channels, 1, c.depthwise_kernel, c.depthwise_kernel}, rng);
     const Tensor dw_b = random_tensor(DType::kF32, {c.out_channels}, rng);
     const Node dense = conv(3, c.kernel, c.stride, 1, c.dense_activation);
-    const Node depthwise = conv(3, c.depthwise_kernel, c.depthwise_stride, c.out_channels, c.depthwise_activation,
-                                c.depthwise_dilation);
+    const Node depthwise =
+        conv(3, c.depthwise_kernel, c.depthwise_stride, c.out_channels, c.depthwise_activation, c.depthwise_dilation);
 
     const std::vector<const Tensor*> dense_inputs = {&x, &w, &b};
     auto between = run_op(dense, dense_inputs, true);
@@ -170,13 +169,13 @@ TEST_CASE("a dense Conv and a depthwise Conv that do not qualify as a pair run n
   const Node depthwise = conv(2, 3, 1, 16, "");
   // A residual on either.
   Node dense_with_residual = conv(4, 3, 1, 1, "");
-  Result<bool> ran = run_pair(dense_with_residual, {&x, &w, nullptr, &between}, between, depthwise,
-                              {&between, &dw_w}, out, nullptr, true);
+  Result<bool> ran = run_pair(dense_with_residual, {&x, &w, nullptr, &between}, between, depthwise, {&between, &dw_w},
+                              out, nullptr, true);
   REQUIRE(ran.is_ok());
   CHECK_FALSE(*ran);
   Node depthwise_with_residual = conv(4, 3, 1, 16, "");
-  ran = run_pair(dense, {&x, &w}, between, depthwise_with_residual, {&between, &dw_w, nullptr, &out}, out, nullptr,
-                 true);
+  ran =
+      run_pair(dense, {&x, &w}, between, depthwise_with_residual, {&between, &dw_w, nullptr, &out}, out, nullptr, true);
   REQUIRE(ran.is_ok());
   CHECK_FALSE(*ran);
   // A 1x1 first: its GEMM reads the input planes in place, there are no rows to band.
