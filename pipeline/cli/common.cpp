@@ -31,7 +31,8 @@ OptionSpec reference_option() {
 OptionSpec no_fuse_option() {
   return {.name = "no-fuse",
           .type = OptionType::kFlag,
-          .description = "skip the graph fusion passes (same as EDGEFUSE_NO_FUSION=1), e.g. to compare against them"};
+          .description = "the eager baseline: skip the graph fusion passes and the memory plan (one buffer per "
+                         "tensor; same as EDGEFUSE_NO_FUSION=1), e.g. to compare against them"};
 }
 
 OptionSpec device_option() {
@@ -90,6 +91,9 @@ ExecutorOptions executor_options(const ParsedArgs& args, bool has_reference_opti
   ExecutorOptions options;
   options.threads = static_cast<int>(args.get_int("threads"));
   options.reference_kernels = has_reference_option && args.flag("reference");
+  // Without fusion the run is the eager baseline: the imported graph with one buffer per tensor,
+  // no memory plan (what bench/bench_models times as "eager").
+  options.plan_memory = !args.flag("no-fuse") && !fusion_disabled_by_env();
   return options;
 }
 

@@ -31,7 +31,9 @@ Result<std::shared_ptr<Graph>> load_model(const std::string& path);
 // it ran. Call after import and before building an executor or detector on the graph.
 Result<bool> optimize_model(Graph& graph, const ParsedArgs& args);
 
-// The executor options selected by --threads and (when the command declares it) --reference.
+// The executor options selected by --threads, --no-fuse (or EDGEFUSE_NO_FUSION=1: one buffer per
+// tensor instead of the planned arena) and (when the command declares it) --reference. Every
+// caller declares --no-fuse.
 ExecutorOptions executor_options(const ParsedArgs& args, bool has_reference_option);
 
 }  // namespace edgefuse::cli
