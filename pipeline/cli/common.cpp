@@ -31,8 +31,9 @@ OptionSpec reference_option() {
 OptionSpec no_fuse_option() {
   return {.name = "no-fuse",
           .type = OptionType::kFlag,
-          .description = "the eager baseline: skip the graph fusion passes and the memory plan (one buffer per "
-                         "tensor; same as EDGEFUSE_NO_FUSION=1), e.g. to compare against them"};
+          .description =
+              "the eager baseline: skip the graph fusion passes and the memory plan (one buffer per "
+              "tensor; same as EDGEFUSE_NO_FUSION=1), e.g. to compare against them"};
 }
 
 OptionSpec device_option() {
