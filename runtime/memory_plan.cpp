@@ -194,7 +194,9 @@ void alias_concat_inputs(const Graph& graph, MemoryPlan& plan) {
 // take a same-description input's bytes. Copy ops (Reshape, Identity) are not elementwise: memcpy
 // onto itself is undefined.
 // Lets the output of each pointwise node reuse the bytes of an input that dies at that node and
-// has the same description (see the header). Runs after Concat aliasing and leaves its values be.
+// has the same description, and makes the output of each Reshape-like node a view of an input
+// that dies there (see the header). Runs after Concat aliasing and leaves its blocks and outputs
+// be, except as the input of a view.
 void reuse_dying_inputs(const Graph& graph, MemoryPlan& plan) {
   std::vector<bool> is_alias_target(plan.descs.size(), false);
   for (ValueId target : plan.alias_of) {
@@ -207,8 +209,23 @@ void reuse_dying_inputs(const Graph& graph, MemoryPlan& plan) {
   };
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
     const Node& node = graph.nodes()[n];
-    if (plan.node_skipped[n] || !writes_elementwise(node.op) || !eligible(node.outputs[0])) continue;
+    if (plan.node_skipped[n] || node.outputs.empty() || !eligible(node.outputs[0])) continue;
     const auto out = static_cast<size_t>(node.outputs[0]);
+    if (keeps_input_bytes(node.op)) {
+      // A view: the output is the input's bytes, so the node has nothing to do. The input may be
+      // an aliased Concat's output (its blocks die before it, at the Concat).
+      const ValueId input = node.inputs.empty() ? kNoValue : node.inputs[0];
+      if (input == kNoValue) continue;
+      const auto in = static_cast<size_t>(input);
+      if (plan.first_node[in] >= 0 && plan.alias_of[in] == kNoValue && plan.last_node[in] == static_cast<NodeId>(n) &&
+          plan.descs[in].dtype == plan.descs[out].dtype && plan.descs[in].nbytes() == plan.descs[out].nbytes()) {
+        plan.in_place_of[out] = input;
+        plan.node_skipped[n] = true;
+        ++plan.views;
+      }
+      continue;
+    }
+    if (!writes_elementwise(node.op)) continue;
     // Only data inputs 0 and 1; Clip's bounds are scalars.
     const size_t data_inputs = node.op == OpKind::kClip ? 1 : std::min<size_t>(node.inputs.size(), 2);
     for (size_t i = 0; i < data_inputs; ++i) {

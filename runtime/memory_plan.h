@@ -19,6 +19,11 @@
 // kernels read element i before writing element i; writes_elementwise in op_kind.h) takes the
 // bytes of an input with the same description that dies at that node, when neither is part of a
 // Concat alias.
+//
+// Views: the output of a Reshape, Flatten, Squeeze, Unsqueeze or Identity (keeps_input_bytes in
+// op_kind.h) is its input's bytes when that input is an arena value dying at that node (it may be
+// an aliased Concat's output, but not a block of one) and the output is no part of a Concat
+// alias; the node is skipped. Such an output is recorded in in_place_of like an in-place one.
 #pragma once
 
 #include <cstddef>
@@ -61,7 +66,7 @@ struct MemoryPlan {
   std::vector<TensorDesc> descs;     // per value
   std::vector<Tensor> known;         // per value: see ValueShapes::known
   std::vector<bool> node_folded;     // per node: see ValueShapes::node_folded
-  std::vector<bool> node_skipped;    // per node: nothing to run (folded, or a Concat made of aliases)
+  std::vector<bool> node_skipped;    // per node: nothing to run (folded, a Concat made of aliases, a view)
   std::vector<int64_t> offset;       // per value: byte offset in the arena, -1 = not in the arena
   std::vector<ValueId> alias_of;     // per value: the Concat output it is a block of, else kNoValue
   std::vector<ValueId> in_place_of;  // per value: the dying input whose bytes it takes, else kNoValue
@@ -74,6 +79,7 @@ struct MemoryPlan {
   size_t peak_live_bytes = 0;         // most bytes (aligned sizes) of arena values alive at one node
   size_t activation_bytes_moved = 0;  // per run (not skipped) node: bytes of its non-constant inputs + outputs
   int concats_aliased = 0;            // Concat nodes skipped because their inputs are written in place
+  int views = 0;                      // Reshape-like nodes skipped because their output is a view
 
   bool in_arena(ValueId v) const { return offset[static_cast<size_t>(v)] >= 0; }
 };

@@ -76,6 +76,9 @@ bool is_pointwise_binary(OpKind kind);  // Add .. PRelu above
 // Ops whose output element i is computed from the inputs' elements at i (broadcast) before it is
 // written: the elementwise ops and PointwiseChain. The output may take a same-shaped input's bytes.
 bool writes_elementwise(OpKind kind);
+// Ops whose output is their input 0's bytes under another description (Reshape, Flatten, Squeeze,
+// Unsqueeze, Identity): the memory planner may make the output a view of a dying input.
+bool keeps_input_bytes(OpKind kind);
 std::optional<OpKind> op_from_name(std::string_view name);
 
 }  // namespace edgefuse

@@ -120,6 +120,11 @@ bool writes_elementwise(OpKind kind) {
   return is_elementwise(kind) || kind == OpKind::kPointwiseChain;
 }
 
+bool keeps_input_bytes(OpKind kind) {
+  return kind == OpKind::kReshape || kind == OpKind::kFlatten || kind == OpKind::kSqueeze ||
+         kind == OpKind::kUnsqueeze || kind == OpKind::kIdentity;
+}
+
 std::string_view op_name(OpKind kind) {
   return op_def(kind).name;
 }

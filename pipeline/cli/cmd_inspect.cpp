@@ -43,6 +43,7 @@ struct InspectReport {
   size_t peak_live_bytes = 0;  // fused plan
   size_t weight_bytes = 0;
   int concats_aliased = 0;  // fused plan
+  int views = 0;            // fused plan: Reshape-like nodes whose output is a view
   int64_t flops_fused = 0;
   int64_t flops_unfused = 0;
   bool profiled = false;  // --profile: `profile` holds the time per op type
@@ -141,6 +142,7 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   report.unplanned_bytes = unfused_plan->unplanned_bytes;
   report.peak_live_bytes = fused_plan->peak_live_bytes;
   report.concats_aliased = fused_plan->concats_aliased;
+  report.views = fused_plan->views;
   report.weight_bytes = used_weight_bytes(*optimised);
   report.flops_fused = graph_flops(*optimised, *fused_plan);
   report.flops_unfused = graph_flops(*imported, *unfused_plan);
@@ -207,6 +209,7 @@ void print_json(const std::string& model, const InspectReport& report, const Roo
   json.key("peak_live_bytes").value(as_int(report.peak_live_bytes));
   json.key("weight_bytes").value(as_int(report.weight_bytes));
   json.key("concats_aliased").value(report.concats_aliased);
+  json.key("views").value(report.views);
   json.key("flops_fused").value(report.flops_fused);
   json.key("flops_unfused").value(report.flops_unfused);
   if (roof.board != nullptr) {
@@ -303,6 +306,7 @@ void print_text(const std::string& model, const InspectReport& report, const Par
               mib(report.arena_bytes), mib(report.unplanned_bytes), ratio(report.unplanned_bytes, report.arena_bytes));
   std::printf("  peak live activations   %10.2f MiB\n", mib(report.peak_live_bytes));
   std::printf("  concats aliased         %10d\n", report.concats_aliased);
+  std::printf("  reshapes as views       %10d\n", report.views);
   std::printf("  weights                 %10.2f MiB\n", mib(report.weight_bytes));
   std::printf("arithmetic per inference: %.3f GFLOPs fused, %.3f unfused\n",
               static_cast<double>(report.flops_fused) * 1e-9, static_cast<double>(report.flops_unfused) * 1e-9);

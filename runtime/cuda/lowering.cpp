@@ -67,8 +67,11 @@ class Lowerer {
     const std::vector<uint8_t>& keep = out_.options.f32_values;
     return static_cast<size_t>(v) < keep.size() && keep[static_cast<size_t>(v)] != 0;
   }
-  // The aliased Concat output v is a block of, else v.
+  // The value whose bytes v shares, so that both are stored alike (f32 or f16): the first value of
+  // v's chain of in-place outputs and views, then the aliased Concat output that one is a block
+  // of; else v.
   ValueId alias_root(ValueId v) const {
+    while (plan_.in_place_of[static_cast<size_t>(v)] != kNoValue) v = plan_.in_place_of[static_cast<size_t>(v)];
     const ValueId concat = plan_.alias_of[static_cast<size_t>(v)];
     return concat != kNoValue ? concat : v;
   }
@@ -80,7 +83,8 @@ class Lowerer {
     for (size_t i = 0; i < graph_.inputs().size(); ++i) {
       out_.value_refs[static_cast<size_t>(graph_.inputs()[i])] = {Region::kInput, static_cast<int32_t>(i), 0};
     }
-    // A Concat output and its aliased blocks share one storage type: f32 when any of them is kept.
+    // Values sharing bytes (a Concat output and its aliased blocks, in-place chains and views) share
+    // one storage type: f32 when any of them is kept.
     std::vector<bool> root_kept(count, false);
     for (size_t v = 0; v < count; ++v) {
       if (kept_f32(static_cast<ValueId>(v))) root_kept[static_cast<size_t>(alias_root(static_cast<ValueId>(v)))] = true;

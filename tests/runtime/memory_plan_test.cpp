@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "runtime/executor.h"
 #include "tests/runtime/random_graph.h"
 
 using namespace edgefuse;
@@ -245,6 +246,129 @@ TEST_CASE("Concat inputs are not aliased where they would be strided blocks of t
   CHECK(plan->concats_aliased == 0);
   CHECK(plan->node_skipped == std::vector<bool>{false, false, false, false});
   CHECK(plan->arena_bytes == 4 * kBuffer);  // a and b (alive together), then c
+}
+
+namespace {
+
+// x -> Relu a -> Reshape r ([1, 128]) -> Sigmoid y; with `reread`, a is also read by a Relu after
+// the Reshape (z, a second output), so it does not die at the Reshape.
+std::shared_ptr<Graph> reshape_graph(bool reread) {
+  auto graph = std::make_shared<Graph>();
+  const TensorDesc desc{DType::kF32, {1, 4, 4, 8}};
+  const TensorDesc flat{DType::kF32, {1, 128}};
+  const ValueId x = graph->add_value("x", desc);
+  const ValueId a = graph->add_value("a", desc);
+  const ValueId dims = graph->add_initializer("dims", Tensor::from_vector<int64_t>({2}, {1, 128}));
+  const ValueId r = graph->add_value("r", flat);
+  const ValueId y = graph->add_value("y", flat);
+  graph->inputs().push_back(x);
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "relu", .inputs = {x}, .outputs = {a}});
+  graph->add_node(Node{.op = OpKind::kReshape, .name = "reshape", .inputs = {a, dims}, .outputs = {r}});
+  graph->add_node(Node{.op = OpKind::kSigmoid, .name = "sigmoid", .inputs = {r}, .outputs = {y}});
+  graph->outputs().push_back(y);
+  if (reread) {
+    const ValueId z = graph->add_value("z", desc);
+    graph->add_node(Node{.op = OpKind::kRelu, .name = "relu_again", .inputs = {a}, .outputs = {z}});
+    graph->outputs().push_back(z);
+  }
+  return graph;
+}
+
+// The graph run with the planned arena against the same graph with one buffer per tensor.
+void check_planned_run_matches(const std::shared_ptr<Graph>& graph, const Tensor& input) {
+  std::vector<std::vector<Tensor>> results;
+  for (bool planned : {true, false}) {
+    ExecutorOptions options;
+    options.plan_memory = planned;
+    options.poison_arena = true;
+    Result<Executor> executor = Executor::create(graph, options);
+    REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
+    Result<std::vector<Tensor>> outputs = executor->run(std::span(&input, 1));
+    REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
+    results.push_back(std::move(outputs).value());
+  }
+  REQUIRE(results[0].size() == results[1].size());
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    REQUIRE(results[0][i].shape() == results[1][i].shape());
+    for (int64_t e = 0; e < results[0][i].numel(); ++e) {
+      CHECK(results[0][i].data<float>()[e] == results[1][i].data<float>()[e]);
+    }
+  }
+}
+
+Tensor ramp(const Shape& shape) {
+  Tensor t = Tensor::empty(DType::kF32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(i % 23) - 11.0f;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("a Reshape whose input dies there is a view of it: skipped, same bytes, same results") {
+  const auto graph = reshape_graph(false);
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1));
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
+  CHECK(plan->views == 1);
+  CHECK(plan->node_skipped == std::vector<bool>{false, true, false});
+  CHECK(plan->in_place_of[id("r")] == static_cast<ValueId>(id("a")));
+  CHECK(plan->offset[id("r")] == plan->offset[id("a")]);
+  // relu: 1 + 1 buffers, reshape: nothing, sigmoid: 1 + 1.
+  CHECK(plan->activation_bytes_moved == 4 * kBuffer);
+  check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
+
+  // Without in-place planning (the unfused accounting) the Reshape copies.
+  Result<MemoryPlan> copying = plan_memory(*graph, std::span(&input, 1), PlanOptions{.in_place = false});
+  REQUIRE(copying.is_ok());
+  CHECK(copying->views == 0);
+  CHECK(copying->activation_bytes_moved == 6 * kBuffer);
+}
+
+TEST_CASE("a Reshape whose input is read again later copies it") {
+  const auto graph = reshape_graph(true);
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1));
+  REQUIRE(plan.is_ok());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  CHECK(plan->views == 0);
+  CHECK(plan->node_skipped == std::vector<bool>{false, false, false, false});
+  check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
+}
+
+TEST_CASE("a Reshape of an aliased Concat output is a view of it, blocks included") {
+  // x -> Relu a, Sigmoid b -> Concat(a, b) on axis 1 -> c -> Reshape r -> Relu y (YOLOX's head).
+  auto graph = std::make_shared<Graph>();
+  const TensorDesc desc{DType::kF32, {1, 4, 4, 8}};
+  const TensorDesc joined{DType::kF32, {1, 8, 4, 8}};
+  const TensorDesc flat{DType::kF32, {1, 8, 32}};
+  const ValueId x = graph->add_value("x", desc);
+  const ValueId a = graph->add_value("a", desc);
+  const ValueId b = graph->add_value("b", desc);
+  const ValueId c = graph->add_value("c", joined);
+  const ValueId dims = graph->add_initializer("dims", Tensor::from_vector<int64_t>({3}, {1, 8, 32}));
+  const ValueId r = graph->add_value("r", flat);
+  const ValueId y = graph->add_value("y", flat);
+  graph->inputs().push_back(x);
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "relu", .inputs = {x}, .outputs = {a}});
+  graph->add_node(Node{.op = OpKind::kSigmoid, .name = "sigmoid", .inputs = {x}, .outputs = {b}});
+  Node concat{.op = OpKind::kConcat, .name = "concat", .inputs = {a, b}, .outputs = {c}};
+  concat.attrs.set("axis", int64_t{1});
+  graph->add_node(std::move(concat));
+  graph->add_node(Node{.op = OpKind::kReshape, .name = "reshape", .inputs = {c, dims}, .outputs = {r}});
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "relu_out", .inputs = {r}, .outputs = {y}});
+  graph->outputs().push_back(y);
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&desc, 1));
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  const Status valid = verify_memory_plan(*graph, *plan);
+  REQUIRE_MESSAGE(valid.is_ok(), valid.to_string());
+  CHECK(plan->concats_aliased == 1);
+  CHECK(plan->views == 1);
+  CHECK(plan->node_skipped == std::vector<bool>{false, false, true, true, false});
+  CHECK(plan->offset[static_cast<size_t>(r)] == plan->offset[static_cast<size_t>(c)]);
+  CHECK(plan->offset[static_cast<size_t>(a)] == plan->offset[static_cast<size_t>(c)]);
+  check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
 }
 
 TEST_CASE("verify_memory_plan catches an aliased block outside its Concat output") {
