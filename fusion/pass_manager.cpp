@@ -31,6 +31,7 @@ constexpr PassEntry kPasses[] = {
     {"fuse_conv_add", fusion::fuse_conv_add},
     {"fuse_conv_activation", fusion::fuse_conv_activation},
     {"fuse_conv_activation_add", fusion::fuse_conv_activation_add},
+    {"trim_zero_padded_residuals", fusion::trim_zero_padded_residuals},
     {"fuse_pointwise_chains", fusion::fuse_pointwise_chains},
     {"cascade_spp_maxpools", fusion::cascade_spp_maxpools},
 };

@@ -384,6 +384,8 @@ class Lowerer {
     }
     s.activation = activation;
     s.residual_after_activation = epilogue.residual_after_activation;
+    const ValueId residual = input_or_none(node, 3);
+    s.residual_channels = residual != kNoValue ? desc(residual).shape[1] : p.out_channels;
     return StepsOrFallback{std::vector{
         step_for(node, s, {node.inputs[0], node.inputs[1], input_or_none(node, 2), input_or_none(node, 3)})}};
   }

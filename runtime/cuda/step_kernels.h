@@ -62,6 +62,7 @@ struct ConvStep : Operands {
   int64_t output[3] = {1, 1, 1};
   ActivationParams activation;
   bool residual_after_activation = false;
+  int64_t residual_channels = 0;  // R's channels: out_channels, or (group 1) fewer, the rest taking none
 
   EF_HOST_DEVICE int64_t count() const {
     return batch * (out_channels / channels_per_item) * output[0] * output[1] * output[2];
@@ -107,16 +108,18 @@ struct ConvStep : Operands {
       }
     }
     const int64_t spatial = output[0] * output[1] * output[2];
-    const int64_t first_out = ((n * out_channels + m0) * output[0] + oz) * output[1] * output[2] + oy * output[2] + ox;
+    const int64_t position = (oz * output[1] + oy) * output[2] + ox;
     for (int j = 0; j < kMaxConvChannelsPerItem; ++j) {
       if (j >= channels_per_item) break;
-      const int64_t o = first_out + j * spatial;
-      if (in[3] == nullptr) {
+      const int64_t m = m0 + j;
+      const int64_t o = (n * out_channels + m) * spatial + position;
+      const int64_t r = (n * residual_channels + m) * spatial + position;
+      if (in[3] == nullptr || m >= residual_channels) {
         store(o, apply_activation(activation, acc[j]));
       } else if (residual_after_activation) {
-        store(o, apply_activation(activation, acc[j]) + load(3, o));
+        store(o, apply_activation(activation, acc[j]) + load(3, r));
       } else {
-        store(o, apply_activation(activation, acc[j] + load(3, o)));
+        store(o, apply_activation(activation, acc[j] + load(3, r)));
       }
     }
   }

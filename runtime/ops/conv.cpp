@@ -62,12 +62,18 @@ Status infer_conv(const Node& node, std::span<const Tensor* const> inputs, std::
   Shape shape = {p.batch, p.out_channels};
   shape.insert(shape.end(), p.geometry.output.begin(), p.geometry.output.end());
   // Input 3, the fused residual (set by the fuser's fuse_conv_add or fuse_conv_activation_add):
-  // added to the output before or after the activation epilogue, so it has exactly its shape.
+  // added to the output before or after the activation epilogue, so it has the output's shape, or
+  // with group 1 fewer channels (trim_zero_padded_residuals), the rest taking no residual.
   if (inputs.size() > 3 && inputs[3] != nullptr) {
     const Tensor& residual = *inputs[3];
-    if (residual.dtype() != DType::kF32 || residual.shape() != shape) {
+    Shape expected = shape;
+    if (p.group == 1 && residual.rank() == static_cast<int64_t>(shape.size()) && residual.rank() > 1 &&
+        residual.dim(1) >= 1 && residual.dim(1) <= p.out_channels) {
+      expected[1] = residual.dim(1);
+    }
+    if (residual.dtype() != DType::kF32 || residual.shape() != expected) {
       return invalid_model("fused residual is ", residual.desc().to_string(), ", expected f32", shape_to_string(shape),
-                           " (the output's shape)");
+                           " (the output's shape; with group 1, up to as many channels)");
     }
   }
   outputs.assign(1, TensorDesc{inputs[0]->dtype(), std::move(shape)});
@@ -81,15 +87,20 @@ Status reference_conv(const KernelArgs& args) {
   const float* x = args.inputs[0]->data<float>();
   const float* w = args.inputs[1]->data<float>();
   const float* bias = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;
-  const float* residual = args.inputs.size() > 3 && args.inputs[3] != nullptr ? args.inputs[3]->data<float>() : nullptr;
+  const float* residual_data =
+      args.inputs.size() > 3 && args.inputs[3] != nullptr ? args.inputs[3]->data<float>() : nullptr;
+  const int64_t residual_channels = residual_data != nullptr ? args.inputs[3]->dim(1) : 0;
   float* y = args.outputs[0]->data<float>();
   const int64_t cg = p.in_channels_per_group();
   const int64_t mg = p.out_channels_per_group();
   const int64_t in_plane = g.input[0] * g.input[1] * g.input[2];
   const int64_t kernel_volume = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t out_plane = g.output[0] * g.output[1] * g.output[2];
   for (int64_t n = 0; n < p.batch; ++n) {
     for (int64_t m = 0; m < p.out_channels; ++m) {
       const int64_t first_channel = (m / mg) * cg;
+      // Channels past the residual's take none.
+      const float* residual = m < residual_channels ? residual_data + (n * residual_channels + m) * out_plane : nullptr;
       for (int64_t oz = 0; oz < g.output[0]; ++oz) {
         for (int64_t oy = 0; oy < g.output[1]; ++oy) {
           for (int64_t ox = 0; ox < g.output[2]; ++ox) {

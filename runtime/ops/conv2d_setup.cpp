@@ -33,6 +33,7 @@ Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const Ker
   c.w = args.inputs[1]->data<float>();
   c.bias = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;
   c.residual = args.inputs.size() > 3 && args.inputs[3] != nullptr ? args.inputs[3]->data<float>() : nullptr;
+  c.residual_channels = c.residual != nullptr ? args.inputs[3]->dim(1) : c.out_channels;
   c.y = args.outputs[0]->data<float>();
   c.epilogue = epilogue;
   return c;

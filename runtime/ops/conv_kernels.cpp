@@ -31,8 +31,11 @@ namespace {
 GemmRowEpilogue row_epilogue(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t column) {
   GemmRowEpilogue epilogue;
   epilogue.bias = c.bias != nullptr ? c.bias + g * c.mg + row_begin : nullptr;
-  epilogue.residual = c.residual != nullptr
-                          ? c.residual + (n * c.out_channels + g * c.mg + row_begin) * c.output_plane + column
+  // A residual of fewer channels (group 1) covers the first rows only, or none of these.
+  const int64_t first_channel = g * c.mg + row_begin;
+  epilogue.residual_rows = c.residual_channels - first_channel;
+  epilogue.residual = c.residual != nullptr && epilogue.residual_rows > 0
+                          ? c.residual + (n * c.residual_channels + first_channel) * c.output_plane + column
                           : nullptr;
   epilogue.ldr = c.output_plane;
   epilogue.activation = c.epilogue;
@@ -95,11 +98,15 @@ void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat,
                        int64_t oy_end, float* out, int64_t out_plane) {
   const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
   for (int64_t m = 0; m < c.mg; ++m) {
-    const int64_t plane = (n * c.out_channels + g * c.mg + m) * c.output_plane;
+    const int64_t channel = g * c.mg + m;
+    // Channels past a residual of fewer channels take none (and were activated by the GEMM only
+    // when no channel adds the residual first).
+    const bool has_residual = c.residual != nullptr && channel < c.residual_channels;
+    const int64_t plane = (n * c.residual_channels + channel) * c.output_plane;
     for (int64_t oy = oy_begin; oy < oy_end; ++oy) {
       float* row = out + m * out_plane + (oy - oy_begin) * c.ow;
       simd::copy(row, flat + m * ldf + (oy - oy_begin) * c.phase_cols, c.ow);
-      const float* residual = c.residual != nullptr ? c.residual + plane + oy * c.ow : nullptr;
+      const float* residual = has_residual ? c.residual + plane + oy * c.ow : nullptr;
       if (residual_first) {
         finish_row(c.epilogue, row, residual, c.ow);
       } else if (residual != nullptr) {

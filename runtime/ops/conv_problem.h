@@ -13,7 +13,8 @@ namespace edgefuse {
 // Conv: X [N, C, spatial...], W [M, C / group, kernel...], optional B [M] -> Y [N, M, output...].
 // Beyond ONNX, the fuser may add input 3, a residual R shaped like Y, and an activation epilogue
 // (conv_epilogue.h): Y = act(conv(X, W) + B + R), or with fused_residual_after_activation = 1,
-// Y = act(conv(X, W) + B) + R.
+// Y = act(conv(X, W) + B) + R. With group 1, R may have fewer channels than Y (the fuser's
+// trim_zero_padded_residuals): channels past R's take no residual, as if R were zero-padded.
 struct ConvProblem {
   int64_t batch = 0;
   int64_t in_channels = 0;   // C

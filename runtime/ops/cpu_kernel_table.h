@@ -44,6 +44,8 @@ struct Conv2d {
   const float* packed_w;  // GEMM paths: w as conv_pack_weights packed it
   const float* bias;      // nullptr when absent
   const float* residual;  // fused residual with y's layout, added before or after the epilogue; nullptr when absent
+  // Channels of the residual: out_channels, or with group 1 fewer (the rest take no residual).
+  int64_t residual_channels;
   float* y;
   ConvEpilogue epilogue;  // applied to each output block while it is still in cache
 };

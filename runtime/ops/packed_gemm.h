@@ -38,7 +38,8 @@ struct GemmRowEpilogue {
   const float* bias = nullptr;      // [m], or nullptr
   const float* residual = nullptr;  // like Y with row stride ldr, or nullptr
   int64_t ldr = 0;
-  ConvEpilogue activation;  // kind and where the residual goes
+  int64_t residual_rows = INT64_MAX;  // rows [0, residual_rows) take the residual, the rest none
+  ConvEpilogue activation;            // kind and where the residual goes
 };
 
 // Y [m, n] (row stride ldy) = packed A [m, k] * B [k, n] (row stride ldb), then the epilogue.

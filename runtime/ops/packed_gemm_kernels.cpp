@@ -82,8 +82,8 @@ template <ConvEpilogue::Kind K, typename Rows>
 void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b, float* y, int64_t ldy, int64_t n,
                       const GemmRowEpilogue& epilogue, float* panel) {
   // A column block narrower than a tile is copied into a zero-padded panel; a tile with rows past
-  // m or columns past n is computed into `partial` without residual or activation, and only its
-  // valid part copied out and finished row by row.
+  // m or columns past n, or with only some rows taking the residual, is computed into `partial`
+  // without residual or activation, and only its valid part copied out and finished row by row.
   alignas(64) float partial[kRows * kColumns];
   const ConvEpilogue none;
   const int64_t tiles = (m + kRows - 1) / kRows;
@@ -106,9 +106,13 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
       float bias[kRows] = {};
       if (epilogue.bias != nullptr) std::copy_n(epilogue.bias + row, rows, bias);
       float* out = y + row * ldy + column;
-      const float* residual = epilogue.residual != nullptr ? epilogue.residual + row * epilogue.ldr + column : nullptr;
+      // Rows of this tile that take the residual: all, none, or (a residual of fewer channels
+      // ending inside the tile) the first few, which the row-by-row path below handles.
+      const int64_t residual_rows =
+          epilogue.residual != nullptr ? std::clamp<int64_t>(epilogue.residual_rows - row, 0, rows) : 0;
+      const float* residual = residual_rows > 0 ? epilogue.residual + row * epilogue.ldr + column : nullptr;
       const float* a_tile = packed_a + tile * k * kRows;
-      if (rows == kRows && width == kColumns) {
+      if (rows == kRows && width == kColumns && (residual_rows == 0 || residual_rows == kRows)) {
         // The first tile of a block fetches the next block's B rows when that block is a whole one.
         const bool prefetch = tile == 0 && column + 2 * kColumns <= n;
         if (prefetch) {
@@ -138,8 +142,8 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
       const bool residual_first = residual != nullptr && !epilogue.activation.residual_after_activation;
       for (int64_t r = 0; r < rows; ++r) {
         float* tile_row = partial + r * kColumns;
-        const float* residual_row = residual != nullptr ? residual + r * epilogue.ldr : nullptr;
-        if (residual_first) add_row(tile_row, residual_row, width);
+        const float* residual_row = r < residual_rows ? residual + r * epilogue.ldr : nullptr;
+        if (residual_first && residual_row != nullptr) add_row(tile_row, residual_row, width);
         for (int v = 0; v < (narrow ? narrow_vectors : kVectors); ++v) {
           simd::store(tile_row + v * kLanes, simd::activate<K>(simd::load(tile_row + v * kLanes), epilogue.activation));
         }

@@ -85,11 +85,13 @@ TEST_CASE("BlazeFace front and back: fused outputs unchanged") {
     std::string name;
     size_t nodes_before, nodes_after;
     int folded, residuals, activations;  // no Add follows an activation: none fuses after one
+    int trimmed;                         // residuals that were their input padded with zero channels
   };
   // BlazeBlocks end in Relu(Add(Conv(...), skip)): the Add becomes the Conv's residual, then the
-  // Relu its epilogue. The front model's 11 folds are its constant Reshape targets.
-  const Expected models[] = {{"models/blazeface_front_128.onnx", 104, 60, 11, 16, 17},
-                             {"models/blazeface_back_256.onnx", 149, 83, 2, 31, 33}};
+  // Relu its epilogue. The front model's 11 folds are its constant Reshape targets. Blocks that
+  // widen pad the skip with zero channels (Concat(skip, zeros)): the residual reads the skip alone.
+  const Expected models[] = {{"models/blazeface_front_128.onnx", 104, 49, 11, 16, 17, 11},
+                             {"models/blazeface_back_256.onnx", 149, 81, 2, 31, 33, 2}};
   for (const Expected& expected : models) {
     CAPTURE(expected.name);
     ASSET_OR_SKIP(path, expected.name);
@@ -102,6 +104,7 @@ TEST_CASE("BlazeFace front and back: fused outputs unchanged") {
     CHECK(model.changes.at("fuse_conv_activation_add") == 0);
     CHECK(model.changes.at("fold_space_to_depth_into_conv") == 0);
     CHECK(model.changes.at("cascade_spp_maxpools") == 0);
+    CHECK(model.changes.at("trim_zero_padded_residuals") == expected.trimmed);
     check_outputs_match(model);
   }
 }

@@ -99,6 +99,15 @@ void add_conv_cases(CaseBuilder& b) {
           m.output(m.node(OpKind::kConv,
                           {x, m.random_constant({8, 3, 3, 3}, rng), m.random_constant({8}, rng), residual}, a));
         });
+  b.add("conv with 8 outputs (4 per work item), a residual of 5 channels (trimmed zero padding), batch 2",
+        [](GraphMaker& m, std::mt19937& rng) {
+          Attributes a = conv_attrs({1, 1, 1, 1}, {1, 1}, {1, 1}, 1);
+          a.set("fused_activation", std::string("relu"));
+          const ValueId x = m.input({2, 3, 6, 5});
+          const ValueId residual = m.input({2, 5, 6, 5});
+          m.output(m.node(OpKind::kConv,
+                          {x, m.random_constant({8, 3, 3, 3}, rng), m.random_constant({8}, rng), residual}, a));
+        });
   b.add("conv with 6 outputs (3 channels per work item), 1x1", [](GraphMaker& m, std::mt19937& rng) {
     m.output(m.node(OpKind::kConv, {m.input({1, 5, 4, 6}), m.random_constant({6, 5, 1, 1}, rng)},
                     conv_attrs({0, 0, 0, 0}, {1, 1}, {1, 1}, 1)));
