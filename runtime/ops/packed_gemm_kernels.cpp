@@ -36,7 +36,8 @@ struct IndirectRows {
 // V < kVectors: a narrower tile, for the last columns of a block.
 template <ConvEpilogue::Kind K, bool kPrefetch, typename Rows, int V = kVectors>
 inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t column, const float* bias,
-                         const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc) {
+                         const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc,
+                         int residual_rows = kRows) {
   simd::Vec acc[kRows][V];
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) {
@@ -63,16 +64,20 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
   // The epilogue on each accumulator as it leaves the registers: the activation's constants and
   // temporaries fit beside the accumulators still live (its constants mostly as broadcast memory
   // operands), and the tile is written once instead of stored, reloaded and stored again.
+  // Rows from residual_rows on take no residual (a residual of fewer channels ends in the tile).
   const bool residual_first = residual != nullptr && !activation.residual_after_activation;
   const float* residual_after = residual_first ? nullptr : residual;
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) {
+    const bool row_residual = r < residual_rows;
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       simd::Vec x = acc[r][v];
-      if (residual_first) x = simd::add(x, simd::load(residual + r * ldr + v * kLanes));
+      if (residual_first && row_residual) x = simd::add(x, simd::load(residual + r * ldr + v * kLanes));
       x = simd::activate<K>(x, activation);
-      if (residual_after != nullptr) x = simd::add(x, simd::load(residual_after + r * ldr + v * kLanes));
+      if (residual_after != nullptr && row_residual) {
+        x = simd::add(x, simd::load(residual_after + r * ldr + v * kLanes));
+      }
       simd::store(c + r * ldc + v * kLanes, x);
     }
   }
@@ -82,8 +87,8 @@ template <ConvEpilogue::Kind K, typename Rows>
 void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b, float* y, int64_t ldy, int64_t n,
                       const GemmRowEpilogue& epilogue, float* panel) {
   // A column block narrower than a tile is copied into a zero-padded panel; a tile with rows past
-  // m or columns past n, or with only some rows taking the residual, is computed into `partial`
-  // without residual or activation, and only its valid part copied out and finished row by row.
+  // m or columns past n is computed into `partial` without residual or activation, and only its
+  // valid part copied out and finished row by row.
   alignas(64) float partial[kRows * kColumns];
   const ConvEpilogue none;
   const int64_t tiles = (m + kRows - 1) / kRows;
@@ -107,18 +112,21 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
       if (epilogue.bias != nullptr) std::copy_n(epilogue.bias + row, rows, bias);
       float* out = y + row * ldy + column;
       // Rows of this tile that take the residual: all, none, or (a residual of fewer channels
-      // ending inside the tile) the first few, which the row-by-row path below handles.
+      // ending inside the tile) the first few.
       const int64_t residual_rows =
           epilogue.residual != nullptr ? std::clamp<int64_t>(epilogue.residual_rows - row, 0, rows) : 0;
       const float* residual = residual_rows > 0 ? epilogue.residual + row * epilogue.ldr + column : nullptr;
       const float* a_tile = packed_a + tile * k * kRows;
-      if (rows == kRows && width == kColumns && (residual_rows == 0 || residual_rows == kRows)) {
+      if (rows == kRows && width == kColumns) {
         // The first tile of a block fetches the next block's B rows when that block is a whole one.
         const bool prefetch = tile == 0 && column + 2 * kColumns <= n;
+        const int tile_residual_rows = static_cast<int>(residual_rows);
         if (prefetch) {
-          tile_product<K, true>(a_tile, k, b, column, bias, residual, epilogue.ldr, epilogue.activation, out, ldy);
+          tile_product<K, true>(a_tile, k, b, column, bias, residual, epilogue.ldr, epilogue.activation, out, ldy,
+                                tile_residual_rows);
         } else {
-          tile_product<K, false>(a_tile, k, b, column, bias, residual, epilogue.ldr, epilogue.activation, out, ldy);
+          tile_product<K, false>(a_tile, k, b, column, bias, residual, epilogue.ldr, epilogue.activation, out, ldy,
+                                 tile_residual_rows);
         }
         continue;
       }
