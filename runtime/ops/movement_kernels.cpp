@@ -26,12 +26,30 @@ void store_first(float* dst, simd::Vec v, int64_t n) {
 #endif
 }
 
+// Rows of R interleaved values (src_stride == R, e.g. the 3 channels of an NHWC image) split into
+// R rows: R is a constant, so the compiler turns the loop into vector loads and permutes.
+template <int R>
+void deinterleave(const float* src, float* dst, int64_t dst_stride, int64_t cols) {
+  float* out[R];
+  for (int r = 0; r < R; ++r) out[r] = dst + r * dst_stride;
+  for (int64_t c = 0; c < cols; ++c) {
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) out[r][c] = src[c * R + r];
+  }
+}
+
 }  // namespace
 
 // Square tiles of one vector per side, transposed in registers (Eigen's ptranspose: shuffles, no
-// strided element access); the edges that do not fill a tile element by element.
+// strided element access); the edges that do not fill a tile element by element. Densely
+// interleaved rows of 2 to 4 values (an NHWC image's channels) are split by deinterleave.
 void transpose_f32(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t rows, int64_t cols) {
   constexpr int64_t kLanes = simd::kLanes;
+  if (src_stride == rows && rows >= 2 && rows <= 4) {
+    if (rows == 2) return deinterleave<2>(src, dst, dst_stride, cols);
+    if (rows == 3) return deinterleave<3>(src, dst, dst_stride, cols);
+    return deinterleave<4>(src, dst, dst_stride, cols);
+  }
   const int64_t whole_rows = rows / kLanes * kLanes, whole_cols = cols / kLanes * kLanes;
   for (int64_t r = 0; r < whole_rows; r += kLanes) {
     for (int64_t c = 0; c < whole_cols; c += kLanes) {

@@ -472,8 +472,20 @@ TEST_CASE("isa dispatch: MaxPool 2x2 stride 2 on every supported level equals th
 
 TEST_CASE("isa dispatch: the register-tiled transpose on every supported level equals the index map") {
   std::mt19937 rng(14);
-  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{37, 45}, {16, 16}, {3, 70}, {64, 8}, {1, 1}}) {
-    const int64_t src_stride = rows + 5, dst_stride = cols + 3;  // rows of B / A with padding beyond the block
+  struct Shape2 {
+    int64_t rows, cols, src_padding;  // padding 0 with 2-4 rows: densely interleaved (NHWC channels)
+  };
+  for (const Shape2& shape : {Shape2{37, 45, 5},
+                              {16, 16, 5},
+                              {3, 70, 5},
+                              {64, 8, 5},
+                              {1, 1, 5},
+                              {2, 37, 0},
+                              {3, 70, 0},
+                              {4, 19, 0},
+                              {3, 16384, 0}}) {
+    const int64_t rows = shape.rows, cols = shape.cols;
+    const int64_t src_stride = rows + shape.src_padding, dst_stride = cols + 3;  // padding beyond the block
     std::vector<float> src(static_cast<size_t>(cols * src_stride));
     std::uniform_real_distribution<float> value(-1.0f, 1.0f);
     for (float& v : src) v = value(rng);
