@@ -7,6 +7,7 @@
 //     the buffer instead of being computed again.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "runtime/ops/conv2d_setup.h"
@@ -17,15 +18,30 @@ namespace edgefuse {
 
 namespace {
 
+// The two Convs of a pair on raw pointers, or nullopt when either is not 1-D or 2-D, or has a
+// residual where the pair's kind takes none (never on the first: its output is never whole).
+struct Conv2dPair {
+  Conv2d first, second;
+};
+Result<std::optional<Conv2dPair>> conv2d_pair(const KernelArgs& first, const KernelArgs& second, bool second_residual) {
+  EF_ASSIGN_OR_RETURN(ConvProblem first_problem, conv_problem(first.node, first.inputs));
+  EF_ASSIGN_OR_RETURN(ConvProblem second_problem, conv_problem(second.node, second.inputs));
+  EF_ASSIGN_OR_RETURN(const ConvEpilogue first_epilogue, conv_epilogue(first.node.attrs));
+  EF_ASSIGN_OR_RETURN(const ConvEpilogue second_epilogue, conv_epilogue(second.node.attrs));
+  const auto has_residual = [](const KernelArgs& a) { return a.inputs.size() > 3 && a.inputs[3] != nullptr; };
+  if (first_problem.geometry.rank() > 2 || second_problem.geometry.rank() > 2 || has_residual(first) ||
+      (has_residual(second) && !second_residual)) {
+    return std::optional<Conv2dPair>();
+  }
+  return std::optional<Conv2dPair>(Conv2dPair{make_conv2d(first_problem, first_epilogue, first),
+                                              make_conv2d(second_problem, second_epilogue, second)});
+}
+
 Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelArgs& pointwise) {
-  EF_ASSIGN_OR_RETURN(ConvProblem dp, conv_problem(depthwise.node, depthwise.inputs));
-  EF_ASSIGN_OR_RETURN(ConvProblem pp, conv_problem(pointwise.node, pointwise.inputs));
-  EF_ASSIGN_OR_RETURN(const ConvEpilogue depthwise_epilogue, conv_epilogue(depthwise.node.attrs));
-  EF_ASSIGN_OR_RETURN(const ConvEpilogue pointwise_epilogue, conv_epilogue(pointwise.node.attrs));
-  if (dp.geometry.rank() > 2 || pp.geometry.rank() > 2) return false;
-  if (depthwise.inputs.size() > 3 && depthwise.inputs[3] != nullptr) return false;  // residual
-  const Conv2d d = make_conv2d(dp, depthwise_epilogue, depthwise);
-  Conv2d p = make_conv2d(pp, pointwise_epilogue, pointwise);
+  EF_ASSIGN_OR_RETURN(const std::optional<Conv2dPair> convs, conv2d_pair(depthwise, pointwise, true));
+  if (!convs) return false;
+  const Conv2d& d = convs->first;
+  Conv2d p = convs->second;
   const bool depthwise_ok =
       d.group == d.channels && d.group == d.out_channels && d.sh <= kConvPhaseMaxStride && d.sw <= kConvPhaseMaxStride;
   const bool pointwise_ok =
@@ -83,15 +99,10 @@ Conv2d depthwise_band_view(const Conv2d& d, int64_t o0, int64_t o1, int64_t r0, 
 }
 
 Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& depthwise) {
-  EF_ASSIGN_OR_RETURN(ConvProblem fp, conv_problem(dense.node, dense.inputs));
-  EF_ASSIGN_OR_RETURN(ConvProblem dp, conv_problem(depthwise.node, depthwise.inputs));
-  EF_ASSIGN_OR_RETURN(const ConvEpilogue dense_epilogue, conv_epilogue(dense.node.attrs));
-  EF_ASSIGN_OR_RETURN(const ConvEpilogue depthwise_epilogue, conv_epilogue(depthwise.node.attrs));
-  if (fp.geometry.rank() > 2 || dp.geometry.rank() > 2) return false;
-  const auto has_residual = [](const KernelArgs& a) { return a.inputs.size() > 3 && a.inputs[3] != nullptr; };
-  if (has_residual(dense) || has_residual(depthwise)) return false;
-  Conv2d f = make_conv2d(fp, dense_epilogue, dense);
-  const Conv2d d = make_conv2d(dp, depthwise_epilogue, depthwise);
+  EF_ASSIGN_OR_RETURN(const std::optional<Conv2dPair> convs, conv2d_pair(dense, depthwise, false));
+  if (!convs) return false;
+  Conv2d f = convs->first;
+  const Conv2d& d = convs->second;
   const bool dense_ok =
       f.group == 1 && !f.pointwise && f.sh <= kConvPhaseMaxStride && f.sw <= kConvPhaseMaxStride && f.oh > 0;
   // Every output row must read at least one real input row (else a band's view has none).
