@@ -15,6 +15,7 @@
 //   silently: replaced by SO_REUSEADDR only.
 // - Routing, methods and paths are decided in the pre-routing handler, before any request body
 //   would be read.
+// - Its listen backlog of 5 is raised to SOMAXCONN once bound.
 #include "pipeline/http/status_server.h"
 
 #include <algorithm>
@@ -129,6 +130,15 @@ class GuardedHttpServer final : public httplib::Server {
   }
 
   bool listening() const { return svr_sock_ != INVALID_SOCKET; }
+
+  // cpp-httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, fixed in the library's
+  // build): a burst of connections (clients reconnecting after being cut off) then overflows it and
+  // the kernel drops SYNs, which clients retry only after a second. listen() on the listening
+  // socket again raises the backlog in place.
+  void widen_listen_backlog() {
+    const socket_t sock = svr_sock_;
+    if (sock != INVALID_SOCKET) ::listen(sock, SOMAXCONN);
+  }
 
   // Closes the listening socket if cpp-httplib has not (a bind that was never listened on).
   void close_listening_socket() {
@@ -274,6 +284,7 @@ Result<std::unique_ptr<StatusServer>> StatusServer::start(StatusServerOptions op
     return io_error("status server cannot listen on ", format_endpoint(address, requested_port),
                     reason.empty() ? "" : ": ", reason);
   }
+  impl->server->widen_listen_backlog();
   if (!is_loopback_address(address)) {
     impl->log("warning: listening on " + format_endpoint(address, impl->port) +
               ", which is not a loopback address: /healthz, /readyz and /metrics are reachable from the network");
