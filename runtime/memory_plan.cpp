@@ -191,8 +191,8 @@ void alias_concat_inputs(const Graph& graph, MemoryPlan& plan) {
 
 // Elementwise kernels (reference and optimised; writes_elementwise) compute output element i from
 // the inputs' elements at i (broadcast operands included) before writing it, so the output may
-// take a same-description input's bytes. Copy ops (Reshape, Identity) are not elementwise: memcpy
-// onto itself is undefined.
+// take a same-description input's bytes. Copy ops (Reshape, Identity) are not elementwise (memcpy
+// onto itself is undefined): they become views instead, and do not run.
 // Lets the output of each pointwise node reuse the bytes of an input that dies at that node and
 // has the same description, and makes the output of each Reshape-like node a view of an input
 // that dies there (see the header). Runs after Concat aliasing and leaves its blocks and outputs
