@@ -104,110 +104,190 @@ void accumulate_rows(const Conv2d& c, int64_t rows, const float* const* sources,
                 });
 }
 
-// Stride 1, dilation 1, KS x KS: blocks of kBlockRows output rows x kBlockVectors vectors. Input
-// row i of the block feeds output rows i - KS + 1 .. i, so each vector loaded serves up to
-// kBlockRows outputs instead of one: about (kBlockRows + KS - 1) * KS loads per kBlockRows * KS * KS
-// FMAs, which keeps the kernel on the FMA units rather than on (mostly cache-line-splitting)
-// loads. The last row block and the last vector of a row overlap their neighbours instead of
-// running past the plane; recomputed outputs store the same values. Needs rows >= kBlockRows, and
-// ow >= kLanes unless the taps store through a mask. `rows` output rows into `out`; `Taps` says where the inputs come
-// from:
-//   start_block(oy)   the block's first output row (relative to the first of `rows`);
-//   start_vectors(x, count)  the block's output columns, one per vector;
-//   load(i, v, kx)    the input vector that tap column kx of input row i of the block brings to vector v;
-//   store(p, value)   an output vector (rows narrower than a vector: only the row's columns).
+// Stride 1, dilation 1, KS x KS: blocks of kBlockRows output rows x one or two vectors. Input row
+// i of the block feeds output rows i - KS + 1 .. i, so each vector loaded serves up to kBlockRows
+// outputs instead of one: about (kBlockRows + KS - 1) * KS loads per kBlockRows * KS * KS FMAs,
+// which keeps the kernel on the FMA units rather than on (mostly cache-line-splitting) loads. The
+// last row block and the last vector of a row overlap their neighbours instead of running past
+// the plane; recomputed outputs store the same values. Needs rows >= kBlockRows, and ow >= kLanes
+// unless the taps store through a mask. `Taps` says where the inputs come from:
+//   column(j)          output vector j's first column;
+//   edge(j)            which of its tap columns read outside the input row (RowEdge);
+//   start_block(oy)    the block's first output row (relative to the first of `rows`);
+//   load(i, j, kx, masked)  the input vector that tap column kx of the block's input row i
+//                      brings to vector j, through a mask if `masked` (the tap may leave the row);
+//   store(p, value)    an output vector (rows narrower than a vector: only the row's columns).
 constexpr int kBlockRows = 4;
 constexpr int kBlockVectors = simd::kRegisters >= 32 ? 2 : 1;
 constexpr int kBlockInputRows = kBlockRows + 4;  // for kernels up to 5 x 5
 
-template <ConvEpilogue::Kind K, int KS, int V, typename Taps>
-void stride1_row_blocks_of(const Conv2d& c, int64_t rows, Taps& taps, const float* kernel, float init, float* out) {
+// Which tap columns of an output vector read past the ends of its input row, and so load through
+// a mask: none; the low ones (the row's first vector); the high ones (its last); any (a row not
+// much wider than a vector). A masked load costs markedly more than a plain one here: with every
+// tap masked, 3 x 3 over 64 x 52 x 52 ran at 49 GFLOP/s, with only the edge vectors' outer taps
+// masked at 78, so the mask is spent only where a tap can leave the row.
+enum class RowEdge { kInside, kLeft, kRight, kAny };
+
+// Whether tap column kx of a KS-wide window on a vector of class `edge` loads through its mask
+// (constant once the callers' loops are unrolled).
+constexpr bool masked_tap(RowEdge edge, int ks, int kx) {
+  switch (edge) {
+    case RowEdge::kInside:
+      return false;
+    case RowEdge::kLeft:
+      return kx < ks / 2;
+    case RowEdge::kRight:
+      return kx > ks / 2;
+    case RowEdge::kAny:
+      break;
+  }
+  return true;
+}
+
+// Output rows oy .. oy + kBlockRows - 1 of vectors j, j + 1, ..., one per class in E.
+template <ConvEpilogue::Kind K, int KS, RowEdge... E, typename Taps>
+inline void row_block(const Conv2d& c, const Taps& taps, int64_t oy, int64_t j, const simd::Vec* w, simd::Vec init,
+                      float* out) {
   constexpr int R = kBlockRows;
+  constexpr int V = sizeof...(E);
+  constexpr RowEdge kEdges[V] = {E...};
   static_assert(R + KS - 1 <= kBlockInputRows && V <= kBlockVectors);
-  simd::Vec w[KS * KS];
-  for (int t = 0; t < KS * KS; ++t) w[t] = simd::broadcast(kernel[t]);
-  const simd::Vec init_vec = simd::broadcast(init);
-  const int64_t ow = c.ow;
-  const int64_t per_row = (ow + kLanes - 1) / kLanes;
-  for (int64_t block = 0; block < rows; block += R) {
-    const int64_t oy = std::min(block, rows - R);
-    taps.start_block(oy);
-    for (int64_t j = 0; j < per_row; j += V) {
-      int64_t x[V];
-#pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) {
-        x[v] = std::max<int64_t>(0, std::min(std::min(j + v, per_row - 1) * kLanes, ow - kLanes));
-      }
-      taps.start_vectors(x, V);
-      simd::Vec acc[R][V];
+  simd::Vec acc[R][V];
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
+  for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) acc[r][v] = init_vec;
-      }
+    for (int v = 0; v < V; ++v) acc[r][v] = init;
+  }
 #pragma GCC unroll 16
-      for (int i = 0; i < R + KS - 1; ++i) {
+  for (int i = 0; i < R + KS - 1; ++i) {
 #pragma GCC unroll 8
-        for (int kx = 0; kx < KS; ++kx) {
-          simd::Vec value[V];
+    for (int kx = 0; kx < KS; ++kx) {
+      simd::Vec value[V];
 #pragma GCC unroll 4
-          for (int v = 0; v < V; ++v) value[v] = taps.load(i, v, kx);
-#pragma GCC unroll 8
-          for (int r = 0; r < R; ++r) {
-            const int ky = i - r;  // constant once unrolled
-            if (ky < 0 || ky >= KS) continue;
-#pragma GCC unroll 4
-            for (int v = 0; v < V; ++v) acc[r][v] = simd::fma(w[ky * KS + kx], value[v], acc[r][v]);
-          }
-        }
-      }
+      for (int v = 0; v < V; ++v) value[v] = taps.load(i, j + v, kx, masked_tap(kEdges[v], KS, kx));
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
+        const int ky = i - r;  // constant once unrolled
+        if (ky < 0 || ky >= KS) continue;
 #pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) taps.store(out + (oy + r) * ow + x[v], simd::activate<K>(acc[r][v], c.epilogue));
+        for (int v = 0; v < V; ++v) acc[r][v] = simd::fma(w[ky * KS + kx], value[v], acc[r][v]);
       }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      taps.store(out + (oy + r) * c.ow + taps.column(j + v), simd::activate<K>(acc[r][v], c.epilogue));
     }
   }
 }
 
-// Rows of a single vector take one-vector blocks: a second vector would recompute the first.
 template <ConvEpilogue::Kind K, int KS, typename Taps>
 void stride1_row_blocks(const Conv2d& c, int64_t rows, Taps& taps, const float* kernel, float init, float* out) {
-  if (c.ow > kLanes) {
-    stride1_row_blocks_of<K, KS, kBlockVectors>(c, rows, taps, kernel, init, out);
-  } else {
-    stride1_row_blocks_of<K, KS, 1>(c, rows, taps, kernel, init, out);
+  simd::Vec w[KS * KS];
+  for (int t = 0; t < KS * KS; ++t) w[t] = simd::broadcast(kernel[t]);
+  const simd::Vec init_vec = simd::broadcast(init);
+  const int64_t per_row = (c.ow + kLanes - 1) / kLanes;
+  for (int64_t block = 0; block < rows; block += kBlockRows) {
+    const int64_t oy = std::min(block, rows - kBlockRows);
+    taps.start_block(oy);
+    for (int64_t j = 0; j < per_row;) {
+      // Two vectors at once where the row has them (both inside, or a row of exactly two): the
+      // block's row pointers and loop then serve twice the FMAs.
+      const RowEdge first = taps.edge(j), second = j + 1 < per_row ? taps.edge(j + 1) : RowEdge::kAny;
+      if constexpr (kBlockVectors > 1) {
+        if (first == RowEdge::kInside && second == RowEdge::kInside) {
+          row_block<K, KS, RowEdge::kInside, RowEdge::kInside>(c, taps, oy, j, w, init_vec, out);
+          j += 2;
+          continue;
+        }
+        if (first == RowEdge::kLeft && second == RowEdge::kRight) {
+          row_block<K, KS, RowEdge::kLeft, RowEdge::kRight>(c, taps, oy, j, w, init_vec, out);
+          j += 2;
+          continue;
+        }
+      }
+      switch (first) {
+        case RowEdge::kInside:
+          row_block<K, KS, RowEdge::kInside>(c, taps, oy, j, w, init_vec, out);
+          break;
+        case RowEdge::kLeft:
+          row_block<K, KS, RowEdge::kLeft>(c, taps, oy, j, w, init_vec, out);
+          break;
+        case RowEdge::kRight:
+          row_block<K, KS, RowEdge::kRight>(c, taps, oy, j, w, init_vec, out);
+          break;
+        case RowEdge::kAny:
+          row_block<K, KS, RowEdge::kAny>(c, taps, oy, j, w, init_vec, out);
+          break;
+      }
+      ++j;
+    }
   }
 }
 
-// Taps from the zero-padded plane (phase_cols floats per row, padding stored).
+// The first column of output vector j of a row of `ow` (>= kLanes, or one masked vector): the last
+// vector of a row overlaps the one before it.
+inline int64_t row_vector_column(int64_t j, int64_t ow) {
+  return std::max<int64_t>(0, std::min(j * kLanes, ow - kLanes));
+}
+
+// Taps from the zero-padded plane (phase_cols floats per row, padding stored): never outside.
 struct PaddedPlaneTaps {
   const float* plane;
   int64_t cols;
+  int64_t ow;
   const float* block = nullptr;
-  const int64_t* x = nullptr;
 
+  int64_t column(int64_t j) const { return row_vector_column(j, ow); }
+  static RowEdge edge(int64_t /*j*/) { return RowEdge::kInside; }
   void start_block(int64_t oy) { block = plane + oy * cols; }
-  void start_vectors(const int64_t* columns, int /*count*/) { x = columns; }
-  simd::Vec load(int i, int v, int kx) const { return simd::load(block + i * cols + x[v] + kx); }
+  simd::Vec load(int i, int64_t j, int kx, bool /*masked*/) const {
+    return simd::load(block + i * cols + column(j) + kx);
+  }
   static void store(float* p, simd::Vec value) { simd::store(p, value); }
 };
 
 #if defined(__AVX512F__)
 // Taps straight from the input plane, without its padded copy (which costs about half as much as
-// the taps themselves on YOLOX's 3 x 3 layers): each is a masked load whose mask drops the lanes
-// left or right of the image (masked-off lanes are never touched, so a load may start before its
-// row), and rows above or below the image read a zero row. Output rows from oy_begin on.
+// the taps themselves on YOLOX's 3 x 3 layers): a tap that may leave the row is a masked load
+// whose mask drops the lanes left or right of the image (masked-off lanes are never touched, so a
+// load may start before its row), and rows above or below the image read a zero row. Output rows
+// from oy_begin on. Each vector's column, masks and edge class are worked out once per plane.
 template <int KS>
 struct MaskedInputTaps {
   static constexpr int64_t kMaxWidth = 2048;  // the zero row's length
+  static constexpr int64_t kMaxVectors = (kMaxWidth + 2 * KS) / kLanes + 1;
   const Conv2d& c;
   const float* in;
   int64_t oy_begin;
   const float* row[kBlockInputRows] = {};
-  int64_t offset[kBlockVectors] = {};  // per vector: the input column of its tap column 0, lane 0
-  __mmask16 mask[kBlockVectors][KS] = {};
+  // Per vector of a row, set by the constructor for the row's vectors only (zeroing the whole
+  // arrays per plane cost more than the taps of a 13 x 13 plane):
+  int64_t offset[kMaxVectors];  // the input column of its tap column 0, lane 0
+  int64_t first_column[kMaxVectors];
+  __mmask16 mask[kMaxVectors][KS];
+  RowEdge edges[kMaxVectors];
 
+  MaskedInputTaps(const Conv2d& conv, const float* input, int64_t first_row) : c(conv), in(input), oy_begin(first_row) {
+    const int64_t per_row = (c.ow + kLanes - 1) / kLanes;
+    for (int64_t j = 0; j < per_row; ++j) {
+      first_column[j] = row_vector_column(j, c.ow);
+      offset[j] = first_column[j] - c.pw;
+      bool low = false, high = false;
+      for (int kx = 0; kx < KS; ++kx) {
+        const int64_t lo = std::clamp<int64_t>(-(offset[j] + kx), 0, kLanes);
+        const int64_t hi = std::clamp<int64_t>(c.iw - (offset[j] + kx), 0, kLanes);
+        mask[j][kx] = hi <= lo ? __mmask16{0} : static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+        if (mask[j][kx] != 0xFFFF) (kx < KS / 2 ? low : high) = true;
+        if (mask[j][kx] != 0xFFFF && kx == KS / 2) low = high = true;
+      }
+      edges[j] = low && high ? RowEdge::kAny : low ? RowEdge::kLeft : high ? RowEdge::kRight : RowEdge::kInside;
+    }
+  }
+  int64_t column(int64_t j) const { return first_column[j]; }
+  RowEdge edge(int64_t j) const { return edges[j]; }
   void start_block(int64_t oy) {
     alignas(64) static const float kZeros[kLanes + kMaxWidth] = {};
     for (int i = 0; i < kBlockRows + KS - 1; ++i) {
@@ -215,18 +295,14 @@ struct MaskedInputTaps {
       row[i] = iy >= 0 && iy < c.ih ? in + iy * c.iw : kZeros + kLanes;
     }
   }
-  void start_vectors(const int64_t* x, int count) {
-    for (int v = 0; v < count; ++v) {
-      const int64_t first = x[v] - c.pw;
-      for (int kx = 0; kx < KS; ++kx) {
-        const int64_t lo = std::clamp<int64_t>(-(first + kx), 0, kLanes);
-        const int64_t hi = std::clamp<int64_t>(c.iw - (first + kx), 0, kLanes);
-        mask[v][kx] = hi <= lo ? __mmask16{0} : static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-      }
-      offset[v] = first;
+  // `masked` is a constant once row_block's loops are unrolled.
+  simd::Vec load(int i, int64_t j, int kx, bool masked) const {
+    if (masked) {
+      return _mm512_maskz_loadu_ps(mask[j][kx], row[i] + offset[j] + kx);
+    } else {
+      return _mm512_loadu_ps(row[i] + offset[j] + kx);
     }
   }
-  simd::Vec load(int i, int v, int kx) const { return _mm512_maskz_loadu_ps(mask[v][kx], row[i] + offset[v] + kx); }
   void store(float* p, simd::Vec value) const {
     _mm512_mask_storeu_ps(p, c.ow >= kLanes ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << c.ow) - 1u), value);
   }
@@ -249,7 +325,7 @@ bool try_stride1_row_blocks(const Conv2d& c, const float* direct_input, int64_t 
 #if defined(__AVX512F__)
     if (direct_input != nullptr) {
       if (c.ph >= KS || c.pw >= KS || c.iw > MaskedInputTaps<KS>::kMaxWidth) return false;
-      MaskedInputTaps<KS> taps{c, direct_input, oy_begin};
+      MaskedInputTaps<KS> taps(c, direct_input, oy_begin);
       stride1_row_blocks<K, KS>(c, rows, taps, kernel, init, out);
       return true;
     }
@@ -258,7 +334,7 @@ bool try_stride1_row_blocks(const Conv2d& c, const float* direct_input, int64_t 
     (void)oy_begin;
 #endif
     if (plane == nullptr || c.ow < kLanes) return false;  // narrow rows store through a mask
-    PaddedPlaneTaps taps{plane, c.phase_cols};
+    PaddedPlaneTaps taps{plane, c.phase_cols, c.ow};
     stride1_row_blocks<K, KS>(c, rows, taps, kernel, init, out);
     return true;
   };

@@ -130,6 +130,10 @@ const std::vector<ConvCase>& conv_cases() {
       {2, 17, 13, 13, 17, 3, 3, 17, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
       {1, 5, 7, 127, 5, 3, 3, 5, 2, 2, 1, 1, {1, 1, 1, 1}, "", false},
       {1, 3, 13, 7, 3, 5, 5, 3, 1, 2, 1, 1, {2, 2, 2, 2}, "", true},
+      // depthwise 3x3 stride 1 whose rows' first or last vectors have two taps outside the row
+      // (a pad of 2 on one side, none on the other), with inside vectors in pairs and alone
+      {1, 4, 9, 70, 4, 3, 3, 4, 1, 1, 1, 1, {0, 2, 1, 0}, "", true},
+      {1, 3, 8, 50, 3, 3, 3, 3, 1, 1, 1, 1, {1, 0, 0, 2}, "", false},
       // depthwise with channel multiplier 2 and grouped conv
       {1, 3, 7, 7, 6, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
       {2, 6, 13, 7, 9, 3, 3, 3, 2, 1, 1, 1, {1, 0, 1, 0}, "", true},

@@ -71,6 +71,7 @@ const ConvShape kConvShapes[] = {
     // fewer rows than a block (the grouped-tap path).
     {"depthwise 5x5 s1", 7, 11, 37, 7, 5, 1, 7},
     {"depthwise 3x3 s1, 3 rows", 5, 3, 40, 5, 3, 1, 5},
+    {"depthwise 3x3 s1, 5 vectors a row (inside vectors in a pair and alone)", 4, 9, 70, 4, 3, 1, 4},
     {"depthwise 3x3 s1, rows narrower than a vector", 9, 13, 13, 9, 3, 1, 9},
     {"depthwise 5x5 s1, 7 columns", 4, 9, 7, 4, 5, 1, 4},
     {"5x5 s2 dense stem", 3, 23, 21, 10, 5, 2, 1},
