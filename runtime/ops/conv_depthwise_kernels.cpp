@@ -349,11 +349,58 @@ bool try_stride1_row_blocks(const Conv2d& c, const float* direct_input, int64_t 
 // No phase planes, which on small planes (YOLOX's 13 x 13 and 26 x 26, BlazeFace's 8 x 8 and
 // 16 x 16) cost more than the taps. Outputs narrower than a vector are stored through a mask; the
 // last vector of a wider row overlaps the one before it.
+// Output rows [oy_begin, oy_begin + rows) of the vector at output column x0, whose input run
+// starts at column `first`: through masks where the run may leave the row (kMasked), else plain
+// loads, which cost markedly less. Two rows at a time, so that two chains of nine FMAs overlap.
+template <ConvEpilogue::Kind K, bool kMasked>
+void stride2_3x3_vector(const Conv2d& c, const float* in, int64_t oy_begin, int64_t rows, const simd::Vec* w,
+                        simd::Vec init, int64_t first, const __mmask16* masks, __mmask16 store_mask, float* out) {
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  // Kernel row ky of output row oy, added to acc.
+  const auto add_row = [&](int64_t oy, int ky, simd::Vec& acc) {
+    const int64_t iy = 2 * oy + ky - c.ph;
+    if (iy < 0 || iy >= c.ih) return;
+    const float* base = in + iy * c.iw + first;
+    __m512 a, b, next;
+    if constexpr (kMasked) {
+      a = _mm512_maskz_loadu_ps(masks[0], base);
+      b = _mm512_maskz_loadu_ps(masks[1], base + kLanes);
+      next = _mm512_maskz_loadu_ps(masks[2], base + 2 * kLanes);
+    } else {
+      a = _mm512_loadu_ps(base);
+      b = _mm512_loadu_ps(base + kLanes);
+      next = _mm512_zextps128_ps512(_mm_load_ss(base + 2 * kLanes));
+    }
+    const __m512 e = _mm512_permutex2var_ps(a, even, b);
+    const __m512 o = _mm512_permutex2var_ps(a, odd, b);
+    const __m512 e2 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(e), 1));
+    acc = simd::fma(w[ky * 3], e, acc);
+    acc = simd::fma(w[ky * 3 + 1], o, acc);
+    acc = simd::fma(w[ky * 3 + 2], e2, acc);
+  };
+  int64_t r = 0;
+  for (; r + 2 <= rows; r += 2) {
+    simd::Vec acc0 = init, acc1 = init;
+#pragma GCC unroll 3
+    for (int ky = 0; ky < 3; ++ky) {
+      add_row(oy_begin + r, ky, acc0);
+      add_row(oy_begin + r + 1, ky, acc1);
+    }
+    _mm512_mask_storeu_ps(out + r * c.ow, store_mask, simd::activate<K>(acc0, c.epilogue));
+    _mm512_mask_storeu_ps(out + (r + 1) * c.ow, store_mask, simd::activate<K>(acc1, c.epilogue));
+  }
+  if (r < rows) {
+    simd::Vec acc = init;
+#pragma GCC unroll 3
+    for (int ky = 0; ky < 3; ++ky) add_row(oy_begin + r, ky, acc);
+    _mm512_mask_storeu_ps(out + r * c.ow, store_mask, simd::activate<K>(acc, c.epilogue));
+  }
+}
+
 template <ConvEpilogue::Kind K>
 void stride2_3x3_direct(const Conv2d& c, const float* in, int64_t oy_begin, int64_t rows, const float* kernel,
                         float init, float* out) {
-  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   simd::Vec w[9];
   for (int t = 0; t < 9; ++t) w[t] = simd::broadcast(kernel[t]);
   const simd::Vec init_vec = simd::broadcast(init);
@@ -368,28 +415,11 @@ void stride2_3x3_direct(const Conv2d& c, const float* in, int64_t oy_begin, int6
   for (int64_t j = 0; j < per_row; ++j) {
     const int64_t x0 = ow >= kLanes ? std::min(j * kLanes, ow - kLanes) : 0;
     const int64_t first = 2 * x0 - c.pw;
-    const __mmask16 mask_a = inside(first, kLanes), mask_b = inside(first + kLanes, kLanes),
-                    mask_c = inside(first + 2 * kLanes, 1);
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t oy = oy_begin + r;
-      simd::Vec acc = init_vec;
-#pragma GCC unroll 3
-      for (int ky = 0; ky < 3; ++ky) {
-        const int64_t iy = 2 * oy + ky - c.ph;
-        if (iy < 0 || iy >= c.ih) continue;
-        const float* base = in + iy * c.iw + first;
-        const __m512 a = _mm512_maskz_loadu_ps(mask_a, base);
-        const __m512 b = _mm512_maskz_loadu_ps(mask_b, base + kLanes);
-        const __m512 next = _mm512_maskz_loadu_ps(mask_c, base + 2 * kLanes);
-        const __m512 e = _mm512_permutex2var_ps(a, even, b);
-        const __m512 o = _mm512_permutex2var_ps(a, odd, b);
-        const __m512 e2 =
-            _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(e), 1));
-        acc = simd::fma(w[ky * 3], e, acc);
-        acc = simd::fma(w[ky * 3 + 1], o, acc);
-        acc = simd::fma(w[ky * 3 + 2], e2, acc);
-      }
-      _mm512_mask_storeu_ps(out + r * ow + x0, store_mask, simd::activate<K>(acc, c.epilogue));
+    const __mmask16 masks[3] = {inside(first, kLanes), inside(first + kLanes, kLanes), inside(first + 2 * kLanes, 1)};
+    if (masks[0] == 0xFFFF && masks[1] == 0xFFFF && masks[2] == 1) {
+      stride2_3x3_vector<K, false>(c, in, oy_begin, rows, w, init_vec, first, masks, store_mask, out + x0);
+    } else {
+      stride2_3x3_vector<K, true>(c, in, oy_begin, rows, w, init_vec, first, masks, store_mask, out + x0);
     }
   }
 }
