@@ -33,14 +33,16 @@ struct IndirectRows {
 // stored, finished, once.
 // With kPrefetch, the same rows of the next column block are requested into cache meanwhile: B's
 // rows are up to hundreds of KB apart, too many streams for the hardware prefetchers to follow.
-// V < kVectors: a narrower tile, for the last columns of a block.
-template <ConvEpilogue::Kind K, bool kPrefetch, typename Rows, int V = kVectors>
+// V < kVectors: a narrower tile, for the last columns of a block. R < kRows: only the first R
+// rows of the A tile (still packed kRows apart), for the last rows of a matrix; of those, only
+// rows below store_rows are stored.
+template <ConvEpilogue::Kind K, bool kPrefetch, typename Rows, int V = kVectors, int R = kRows>
 inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t column, const float* bias,
                          const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc,
-                         int residual_rows = kRows) {
-  simd::Vec acc[kRows][V];
+                         int residual_rows = R, int store_rows = R) {
+  simd::Vec acc[R][V];
 #pragma GCC unroll 16
-  for (int r = 0; r < kRows; ++r) {
+  for (int r = 0; r < R; ++r) {
     const simd::Vec init = simd::broadcast(bias[r]);
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) acc[r][v] = init;
@@ -55,7 +57,7 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
     for (int v = 0; v < V; ++v) b_vec[v] = simd::load(b_row + v * kLanes);
     const float* a_column = a_tile + kk * kRows;
 #pragma GCC unroll 16
-    for (int r = 0; r < kRows; ++r) {
+    for (int r = 0; r < R; ++r) {
       const simd::Vec a_value = simd::broadcast(a_column[r]);
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) acc[r][v] = simd::fma(a_value, b_vec[v], acc[r][v]);
@@ -68,7 +70,8 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
   const bool residual_first = residual != nullptr && !activation.residual_after_activation;
   const float* residual_after = residual_first ? nullptr : residual;
 #pragma GCC unroll 16
-  for (int r = 0; r < kRows; ++r) {
+  for (int r = 0; r < R; ++r) {
+    if (r >= store_rows) break;
     const bool row_residual = r < residual_rows;
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
@@ -86,9 +89,10 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
 template <ConvEpilogue::Kind K, typename Rows>
 void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b, float* y, int64_t ldy, int64_t n,
                       const GemmRowEpilogue& epilogue, float* panel) {
-  // A column block narrower than a tile is copied into a zero-padded panel; a tile with rows past
-  // m or columns past n is computed into `partial` without residual or activation, and only its
-  // valid part copied out and finished row by row.
+  // A column block narrower than a tile is copied into a zero-padded panel. A whole-width tile
+  // with rows past m runs with fewer rows (or stores fewer); a narrow tile is computed into
+  // `partial` without residual or activation, and only its valid part copied out and finished
+  // row by row.
   alignas(64) float partial[kRows * kColumns];
   const ConvEpilogue none;
   const int64_t tiles = (m + kRows - 1) / kRows;
@@ -130,20 +134,30 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
         }
         continue;
       }
-      if (narrow) {
-        static_assert(kVectors == 3, "one narrow tile per width below");
-        if (narrow_vectors == 1) {
-          tile_product<ConvEpilogue::Kind::kNone, false, StridedRows, 1>(a_tile, k, panel_rows, 0, bias, nullptr, 0,
-                                                                         none, partial, kColumns);
-        } else if (narrow_vectors == 2) {
-          tile_product<ConvEpilogue::Kind::kNone, false, StridedRows, 2>(a_tile, k, panel_rows, 0, bias, nullptr, 0,
-                                                                         none, partial, kColumns);
+      if (!narrow) {
+        // The last rows of the matrix, straight into Y with the epilogue: half a tile's FMAs when
+        // they fit (BlazeFace's 28, 36 and 42 channels, YOLOX's 4- and 1-channel heads).
+        const int tile_rows = static_cast<int>(rows), tile_residual_rows = static_cast<int>(residual_rows);
+        if (rows <= kRows / 2) {
+          tile_product<K, false, Rows, kVectors, kRows / 2>(a_tile, k, b, column, bias, residual, epilogue.ldr,
+                                                            epilogue.activation, out, ldy, tile_residual_rows,
+                                                            tile_rows);
         } else {
-          tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, panel_rows, 0, bias, nullptr, 0, none, partial,
-                                                         kColumns);
+          tile_product<K, false, Rows, kVectors, kRows>(a_tile, k, b, column, bias, residual, epilogue.ldr,
+                                                        epilogue.activation, out, ldy, tile_residual_rows, tile_rows);
         }
+        continue;
+      }
+      static_assert(kVectors == 3, "one narrow tile per width below");
+      if (narrow_vectors == 1) {
+        tile_product<ConvEpilogue::Kind::kNone, false, StridedRows, 1>(a_tile, k, panel_rows, 0, bias, nullptr, 0, none,
+                                                                       partial, kColumns);
+      } else if (narrow_vectors == 2) {
+        tile_product<ConvEpilogue::Kind::kNone, false, StridedRows, 2>(a_tile, k, panel_rows, 0, bias, nullptr, 0, none,
+                                                                       partial, kColumns);
       } else {
-        tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, b, column, bias, nullptr, 0, none, partial, kColumns);
+        tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, panel_rows, 0, bias, nullptr, 0, none, partial,
+                                                       kColumns);
       }
       // The activation on whole vectors of `partial` (its columns past `width` are computed and
       // dropped), the residual on the valid part only.
