@@ -1,5 +1,6 @@
 // The packed GEMM micro-kernel (packed_gemm.h), compiled once per CPU ISA level.
 #include <algorithm>
+#include <type_traits>
 
 #include "runtime/ops/conv_epilogue_rows.h"
 #include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
@@ -86,23 +87,41 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
   }
 }
 
+// A tile of V vectors whose rows past m (rows < kRows) are not stored, straight into Y with the
+// epilogue: with half a tile's FMAs when the rows fit (BlazeFace's 28, 36 and 42 channels,
+// YOLOX's 4- and 1-channel heads).
+template <ConvEpilogue::Kind K, typename Rows, int V>
+inline void direct_tile(const float* a_tile, int64_t k, const Rows& b, int64_t column, const float* bias,
+                        const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc,
+                        int64_t residual_rows, int64_t rows) {
+  const int tile_rows = static_cast<int>(rows), tile_residual_rows = static_cast<int>(residual_rows);
+  if (rows <= kRows / 2) {
+    tile_product<K, false, Rows, V, kRows / 2>(a_tile, k, b, column, bias, residual, ldr, activation, c, ldc,
+                                               tile_residual_rows, tile_rows);
+  } else {
+    tile_product<K, false, Rows, V, kRows>(a_tile, k, b, column, bias, residual, ldr, activation, c, ldc,
+                                           tile_residual_rows, tile_rows);
+  }
+}
+
 template <ConvEpilogue::Kind K, typename Rows>
 void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b, float* y, int64_t ldy, int64_t n,
                       const GemmRowEpilogue& epilogue, float* panel) {
-  // A column block narrower than a tile is copied into a zero-padded panel. A whole-width tile
-  // with rows past m runs with fewer rows (or stores fewer); a narrow tile is computed into
-  // `partial` without residual or activation, and only its valid part copied out and finished
-  // row by row.
+  // Tiles of whole vectors (every block but a last one ending mid-vector) run in place on B and
+  // store into Y, with fewer rows (or stores) past m. A last block ending mid-vector is copied
+  // into a zero-padded panel, and its tiles computed into `partial` without residual or
+  // activation; only their valid part is copied out and finished row by row.
   alignas(64) float partial[kRows * kColumns];
   const ConvEpilogue none;
   const int64_t tiles = (m + kRows - 1) / kRows;
   for (int64_t column = 0; column < n; column += kColumns) {
     const int64_t width = std::min<int64_t>(kColumns, n - column);
-    // Whole blocks read B in place; the last, narrow one from a zero-padded copy, with a tile of
-    // just enough vectors.
+    // A narrow last block takes a tile of just enough vectors; read from a zero-padded copy when
+    // it ends mid-vector.
     const bool narrow = width < kColumns;
     const int narrow_vectors = static_cast<int>((width + kLanes - 1) / kLanes);
-    if (narrow) {
+    const bool whole_vectors = width % kLanes == 0;
+    if (narrow && !whole_vectors) {
       for (int64_t kk = 0; kk < k; ++kk) {
         std::copy_n(b.row(kk) + column, width, panel + kk * kColumns);
         std::fill(panel + kk * kColumns + width, panel + kk * kColumns + narrow_vectors * kLanes, 0.0f);
@@ -134,17 +153,18 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
         }
         continue;
       }
-      if (!narrow) {
-        // The last rows of the matrix, straight into Y with the epilogue: half a tile's FMAs when
-        // they fit (BlazeFace's 28, 36 and 42 channels, YOLOX's 4- and 1-channel heads).
-        const int tile_rows = static_cast<int>(rows), tile_residual_rows = static_cast<int>(residual_rows);
-        if (rows <= kRows / 2) {
-          tile_product<K, false, Rows, kVectors, kRows / 2>(a_tile, k, b, column, bias, residual, epilogue.ldr,
-                                                            epilogue.activation, out, ldy, tile_residual_rows,
-                                                            tile_rows);
+      if (whole_vectors) {
+        static_assert(kVectors == 3, "one tile per width below");
+        const auto run = [&](auto vectors) {
+          direct_tile<K, Rows, decltype(vectors)::value>(a_tile, k, b, column, bias, residual, epilogue.ldr,
+                                                         epilogue.activation, out, ldy, residual_rows, rows);
+        };
+        if (narrow_vectors == 1) {
+          run(std::integral_constant<int, 1>{});
+        } else if (narrow_vectors == 2) {
+          run(std::integral_constant<int, 2>{});
         } else {
-          tile_product<K, false, Rows, kVectors, kRows>(a_tile, k, b, column, bias, residual, epilogue.ldr,
-                                                        epilogue.activation, out, ldy, tile_residual_rows, tile_rows);
+          run(std::integral_constant<int, 3>{});
         }
         continue;
       }

@@ -78,6 +78,10 @@ const ConvShape kConvShapes[] = {
     {"1x1 s2 (dense path)", 6, 9, 11, 7, 1, 2, 1},
     {"1x1 wide", 40, 26, 26, 33, 1, 1, 1},
     {"1x1 45 columns (3-vector edge tile with AVX-512)", 9, 5, 9, 12, 1, 1, 1},
+    // Last column blocks of whole vectors (read in place, no panel) and last row tiles of a
+    // half tile or fewer rows.
+    {"1x1 64 columns, 20 output channels", 11, 8, 8, 20, 1, 1, 1},
+    {"1x1 80 columns, 13 output channels", 6, 4, 20, 13, 1, 1, 1},
 };
 
 const char* const kEpilogues[] = {"", "relu", "leaky_relu", "clip", "sigmoid", "hard_swish", "hard_sigmoid", "silu"};
