@@ -3,8 +3,9 @@
 // the active CPU ISA level (conv_kernels.cpp through cpu_kernel_table.h):
 //   depthwise (group == C == M): tasks over the (n, c) planes;
 //   pointwise (1x1, stride 1, no padding): GEMM tasks over blocks of output channels and columns;
-//   everything else: tasks over bands of output rows, each filling the band's phase planes, then a
-//     GEMM over its flattened outputs with the taps as B's rows, then compacting the rows into Y.
+//   everything else: tasks over bands of output rows, each filling the band's phase planes, then
+//     GEMMs with the taps as B's rows (conv_dense_band: per output row into Y, or over the
+//     flattened outputs, compacted into Y after).
 #include <algorithm>
 #include <array>
 #include <map>
@@ -112,8 +113,8 @@ void run_pointwise(const Conv2d& c, const CpuKernelTable& kernels, ThreadPool* p
 }
 
 // Dense convs without im2col (conv_kernels.cpp), one task per band of output rows of an (image,
-// group): the band's phase planes, the GEMM over taps as B rows into a flattened buffer, the rows
-// compacted into Y, all on the task's thread with buffers sized to stay in its L2.
+// group): the band's phase planes, then the GEMMs over taps as B rows (conv_dense_band), all on
+// the task's thread with buffers sized to stay in its L2.
 void run_dense(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
   const int64_t threads = pool != nullptr ? pool->size() : 1;
   const int64_t extra_rows = c.phase_rows - c.oh;
@@ -141,9 +142,9 @@ void run_dense(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
       const int64_t oy = task % bands * band;
       const int64_t rows = std::min(band, c.oh - oy);
       kernels.conv_phase_band(c, n, g, oy, planes.data());
-      kernels.conv_dense_block(c, b_rows.data(), g, 0, c.mg, 0, rows * c.phase_cols, flat.data(), ldf, panel.data());
-      kernels.conv_dense_finish(c, n, g, flat.data(), ldf, oy, oy + rows,
-                                c.y + (n * c.out_channels + g * c.mg) * c.output_plane + oy * c.ow, c.output_plane);
+      kernels.conv_dense_band(c, b_rows.data(), n, g, oy, oy + rows,
+                              c.y + (n * c.out_channels + g * c.mg) * c.output_plane + oy * c.ow, c.output_plane,
+                              flat.data(), ldf, panel.data());
     }
   });
 }

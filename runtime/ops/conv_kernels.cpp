@@ -5,8 +5,9 @@
 //   dense (any other kernel, stride, dilation or padding), per band of output rows: the input
 //     channels' rows for the band become phase planes (conv_phase_planes.h), in which each
 //     (channel, ky, kx) tap is one contiguous run, and those runs are the rows of B:
-//     W[g] (Mg x Cg*kh*kw) * B, with no im2col copy. The product covers band x phase_cols outputs
-//     per channel; its rows are then compacted into Y. A band's buffers stay in L2.
+//     W[g] (Mg x Cg*kh*kw) * B, with no im2col copy. Rows of whole vectors take one product per
+//     output row, straight into Y; others one product over band x phase_cols outputs per channel,
+//     whose rows are then compacted into Y. A band's buffers stay in L2.
 // Both run the packed micro-kernel of packed_gemm.h, epilogue included.
 #include <algorithm>
 
@@ -40,6 +41,44 @@ GemmRowEpilogue row_epilogue(const Conv2d& c, int64_t n, int64_t g, int64_t row_
   epilogue.ldr = c.output_plane;
   epilogue.activation = c.epilogue;
   return epilogue;
+}
+
+// Every output channel of group g over the first `columns` flattened outputs (band rows x
+// phase_cols) into `flat` (row stride ldf).
+void dense_block(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t columns, float* flat, int64_t ldf,
+                 float* panel) {
+  const int64_t k = c.kernel_columns;
+  // The flattened product has no residual layout: a residual added before the activation leaves
+  // the activation to dense_finish too.
+  GemmRowEpilogue epilogue;
+  epilogue.bias = c.bias != nullptr ? c.bias + g * c.mg : nullptr;
+  const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
+  if (!residual_first) epilogue.activation = c.epilogue;
+  packed_gemm_indirect(c.packed_w + g * packed_gemm_a_floats(c.mg, k), c.mg, k, b_rows, 0, flat, ldf, columns, epilogue,
+                       panel);
+}
+
+// The band's output rows compacted from `flat` into `out`, the residual added.
+void dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t ldf, int64_t oy_begin,
+                  int64_t oy_end, float* out, int64_t out_plane) {
+  const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
+  for (int64_t m = 0; m < c.mg; ++m) {
+    const int64_t channel = g * c.mg + m;
+    // Channels past a residual of fewer channels take none (and were activated by the GEMM only
+    // when no channel adds the residual first).
+    const bool has_residual = c.residual != nullptr && channel < c.residual_channels;
+    const int64_t plane = (n * c.residual_channels + channel) * c.output_plane;
+    for (int64_t oy = oy_begin; oy < oy_end; ++oy) {
+      float* row = out + m * out_plane + (oy - oy_begin) * c.ow;
+      simd::copy(row, flat + m * ldf + (oy - oy_begin) * c.phase_cols, c.ow);
+      const float* residual = has_residual ? c.residual + plane + oy * c.ow : nullptr;
+      if (residual_first) {
+        finish_row(c.epilogue, row, residual, c.ow);
+      } else if (residual != nullptr) {
+        add_row(row, residual, c.ow);
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -80,40 +119,21 @@ void conv_phase_band(const Conv2d& c, int64_t n, int64_t g, int64_t oy_begin, fl
   }
 }
 
-void conv_dense_block(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,
-                      int64_t begin, int64_t end, float* flat, int64_t ldf, float* panel) {
-  const int64_t k = c.kernel_columns;
-  const float* packed = c.packed_w + g * packed_gemm_a_floats(c.mg, k) + row_begin * k;
-  // The flattened product has no residual layout: a residual added before the activation leaves
-  // the activation to conv_dense_finish too.
-  GemmRowEpilogue epilogue;
-  epilogue.bias = c.bias != nullptr ? c.bias + g * c.mg + row_begin : nullptr;
-  const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
-  if (!residual_first) epilogue.activation = c.epilogue;
-  packed_gemm_indirect(packed, row_end - row_begin, k, b_rows, begin, flat + row_begin * ldf + begin, ldf, end - begin,
-                       epilogue, panel);
-}
-
-void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t ldf, int64_t oy_begin,
-                       int64_t oy_end, float* out, int64_t out_plane) {
-  const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
-  for (int64_t m = 0; m < c.mg; ++m) {
-    const int64_t channel = g * c.mg + m;
-    // Channels past a residual of fewer channels take none (and were activated by the GEMM only
-    // when no channel adds the residual first).
-    const bool has_residual = c.residual != nullptr && channel < c.residual_channels;
-    const int64_t plane = (n * c.residual_channels + channel) * c.output_plane;
+void conv_dense_band(const Conv2d& c, const float* const* b_rows, int64_t n, int64_t g, int64_t oy_begin,
+                     int64_t oy_end, float* out, int64_t out_plane, float* flat, int64_t ldf, float* panel) {
+  if (c.ow % simd::kLanes == 0) {
+    // Rows of whole vectors: a GEMM per output row, straight into `out` with the whole epilogue
+    // (its tiles then never end mid-vector), instead of the flattened product compacted after.
+    const int64_t k = c.kernel_columns;
+    const float* packed = c.packed_w + g * packed_gemm_a_floats(c.mg, k);
     for (int64_t oy = oy_begin; oy < oy_end; ++oy) {
-      float* row = out + m * out_plane + (oy - oy_begin) * c.ow;
-      simd::copy(row, flat + m * ldf + (oy - oy_begin) * c.phase_cols, c.ow);
-      const float* residual = has_residual ? c.residual + plane + oy * c.ow : nullptr;
-      if (residual_first) {
-        finish_row(c.epilogue, row, residual, c.ow);
-      } else if (residual != nullptr) {
-        add_row(row, residual, c.ow);
-      }
+      packed_gemm_indirect(packed, c.mg, k, b_rows, (oy - oy_begin) * c.phase_cols, out + (oy - oy_begin) * c.ow,
+                           out_plane, c.ow, row_epilogue(c, n, g, 0, oy * c.ow), panel);
     }
+    return;
   }
+  dense_block(c, b_rows, g, (oy_end - oy_begin) * c.phase_cols, flat, ldf, panel);
+  dense_finish(c, n, g, flat, ldf, oy_begin, oy_end, out, out_plane);
 }
 
 }  // namespace edgefuse::EF_ISA_NAMESPACE

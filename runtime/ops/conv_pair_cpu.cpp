@@ -173,9 +173,8 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
           Conv2d part = f;
           part.band_rows = r1 - r0 - kept;
           kernels.conv_phase_band(part, n, 0, r0 + kept, planes.data());
-          kernels.conv_dense_block(part, b_rows.data(), 0, 0, f.mg, 0, part.band_rows * f.phase_cols, flat.data(), ldf,
-                                   panel.data());
-          kernels.conv_dense_finish(part, n, 0, flat.data(), ldf, r0 + kept, r1, rows.data() + kept * f.ow, plane);
+          kernels.conv_dense_band(part, b_rows.data(), n, 0, r0 + kept, r1, rows.data() + kept * f.ow, plane,
+                                  flat.data(), ldf, panel.data());
         }
         held_begin = r0, held_end = r1;
         const Conv2d view = depthwise_band_view(d, o0, o1, r0, r1, rows.data(), plane);

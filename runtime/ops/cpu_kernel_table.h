@@ -119,15 +119,13 @@ struct CpuKernelTable {
   // the input channels of the group into the band's phase planes, channel ch at
   // planes + ch * sh * sw * band_plane_floats;
   void (*conv_phase_band)(const Conv2d& c, int64_t n, int64_t g, int64_t oy_begin, float* planes);
-  // output channels [row_begin, row_end) and flattened columns [begin, end) (of band rows x
-  // phase_cols) into `flat` (row stride ldf), B's row kk being b_rows[kk] (tap kk's run);
-  void (*conv_dense_block)(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,
-                           int64_t begin, int64_t end, float* flat, int64_t ldf, float* panel);
-  // the band's output rows [oy_begin, oy_end) of every output channel of the group compacted from
-  // `flat` into `out` (channel m's rows from out + m * out_plane on, ow apart: Y itself, or a
-  // buffer), residual (from c.residual, laid out like Y) added.
-  void (*conv_dense_finish)(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t ldf, int64_t oy_begin,
-                            int64_t oy_end, float* out, int64_t out_plane);
+  // then the band's output rows [oy_begin, oy_end) of every output channel of the group into
+  // `out` (channel m's rows from out + m * out_plane on, ow apart: Y itself, or a buffer), bias,
+  // residual (from c.residual, laid out like Y) and activation included, B's row kk being
+  // b_rows[kk] (tap kk's run in the planes). `flat` (mg x ldf floats, ldf >= band rows x
+  // phase_cols) holds the flattened product where rows end mid-vector.
+  void (*conv_dense_band)(const Conv2d& c, const float* const* b_rows, int64_t n, int64_t g, int64_t oy_begin,
+                          int64_t oy_end, float* out, int64_t out_plane, float* flat, int64_t ldf, float* panel);
   // out[i] = op(in[i]) for i < count; in == out is allowed.
   void (*unary_f32)(const UnaryF32& op, const float* in, float* out, int64_t count);
   // out[i] = op(a[i * stride_a], b[i * stride_b]) for i < count, strides 0 or 1; op is one of
@@ -162,10 +160,8 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
   void conv_pointwise_from(const Conv2d& c, int64_t n, const float* b, int64_t ldb, int64_t begin, int64_t end,       \
                            float* panel);                                                                             \
   void conv_phase_band(const Conv2d& c, int64_t n, int64_t g, int64_t oy_begin, float* planes);                       \
-  void conv_dense_block(const Conv2d& c, const float* const* b_rows, int64_t g, int64_t row_begin, int64_t row_end,   \
-                        int64_t begin, int64_t end, float* flat, int64_t ldf, float* panel);                          \
-  void conv_dense_finish(const Conv2d& c, int64_t n, int64_t g, const float* flat, int64_t ldf, int64_t oy_begin,     \
-                         int64_t oy_end, float* out, int64_t out_plane);                                              \
+  void conv_dense_band(const Conv2d& c, const float* const* b_rows, int64_t n, int64_t g, int64_t oy_begin,           \
+                       int64_t oy_end, float* out, int64_t out_plane, float* flat, int64_t ldf, float* panel);        \
   void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count);                                     \
   void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out,          \
                   int64_t count);                                                                                     \

@@ -60,6 +60,9 @@ const ConvShape kConvShapes[] = {
     {"1x1 large", 8, 70, 66, 5, 1, 1, 1},
     {"3x3 s1", 7, 13, 9, 6, 3, 1, 1},
     {"3x3 s2", 5, 15, 13, 9, 3, 2, 1},
+    // Output rows of whole vectors (one GEMM per row, straight into Y, with AVX-512 too).
+    {"3x3 s1, 32 columns", 5, 6, 32, 11, 3, 1, 1},
+    {"5x5 s2 stem, 32 columns", 3, 9, 64, 10, 5, 2, 1},
     {"3x3 s1 grouped", 8, 9, 7, 4, 3, 1, 2},
     {"depthwise 3x3 s1", 19, 13, 17, 19, 3, 1, 19},
     {"depthwise 3x3 s2", 19, 13, 17, 19, 3, 2, 19},
