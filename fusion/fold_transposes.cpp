@@ -3,17 +3,24 @@
 //     instead of two); when r is the identity, readers read x and both nodes go.
 //   - Transpose with the identity permutation: readers read its input.
 //   - Gemm reading Transpose(m, [1, 0]) as A or B: the Gemm reads m with transA / transB flipped.
+//   - Conv reading Transpose(x, [0, 3, 1, 2]) (or [0, 2, 1] in 1-D) as its input, as models
+//     exported from NHWC frameworks start: the Conv reads x channels-last
+//     (fused_input_channels_last, conv_problem.h), the full-frame copy is gone. Only for the Convs
+//     whose CPU kernel fills its phase planes from that layout directly: group 1, and a kernel
+//     other than 1x1 (known from an initializer weight).
 //
 // Legality: the Transpose being folded away has one reader, that one slot of that node, and its
 // output is not a graph output (the model's interface keeps its names and layouts); the
 // permutation is known (the perm attribute, or the input's rank for the default reversal) and a
 // valid permutation. A Transpose that is a graph output is kept even when it is the identity.
+#include <algorithm>
 #include <numeric>
 #include <optional>
 #include <vector>
 
 #include "fusion/graph_edit.h"
 #include "fusion/passes.h"
+#include "runtime/ops/conv_problem.h"
 
 namespace edgefuse::fusion {
 
@@ -36,6 +43,29 @@ std::optional<std::vector<int64_t>> permutation(const Graph& graph, const Node& 
     seen[static_cast<size_t>(axis)] = true;
   }
   return perm;
+}
+
+// [0, r - 1, 1, ..., r - 2]: channels-last to channels-first.
+bool moves_last_axis_to_channels(const std::vector<int64_t>& perm) {
+  if (perm.size() < 3 || perm[0] != 0 || perm[1] != static_cast<int64_t>(perm.size()) - 1) return false;
+  for (size_t i = 2; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<int64_t>(i) - 1) return false;
+  }
+  return true;
+}
+
+// A Conv whose CPU kernel can read its input channels-last (see the header): 1-D or 2-D, group 1,
+// a known weight whose kernel is not 1x1, not already reading channels-last.
+bool reads_channels_last_well(const Graph& graph, const Node& conv) {
+  if (conv.op != OpKind::kConv || conv.inputs.size() < 2 || conv.attrs.get_int("group", 1) != 1 ||
+      conv.attrs.get_int(kConvInputChannelsLast, 0) != 0) {
+    return false;
+  }
+  const Value& weight = graph.value(conv.inputs[1]);
+  if (!weight.initializer) return false;
+  const Shape& w = weight.initializer->shape();
+  if (w.size() < 3 || w.size() > 4) return false;
+  return !std::all_of(w.begin() + 2, w.end(), [](int64_t k) { return k == 1; });
 }
 
 bool is_identity(const std::vector<int64_t>& perm) {
@@ -85,6 +115,16 @@ Status fold_transposes(Graph& graph, PassReport& report) {
       dead[n] = true;
       ++report.changes;
       report.details.push_back(make_message("merged ", described, " into ", graph.describe_node(reader)));
+      continue;
+    }
+    if (moves_last_axis_to_channels(*perm) && next.inputs[0] == out && reads_channels_last_well(graph, next) &&
+        graph.value(next.inputs[1]).initializer->shape().size() == perm->size()) {
+      next.inputs[0] = node.inputs[0];
+      next.attrs.set(kConvInputChannelsLast, int64_t{1});
+      dead[n] = true;
+      ++report.changes;
+      report.details.push_back(
+          make_message("folded ", described, " into ", graph.describe_node(reader), " (input read channels-last)"));
       continue;
     }
     if (next.op == OpKind::kGemm && *perm == std::vector<int64_t>{1, 0}) {

@@ -367,6 +367,7 @@ class Lowerer {
     s.in_channels = p.in_channels;
     s.out_channels = p.out_channels;
     s.group = p.group;
+    s.input_channels_last = p.channels_last;
     // The most channels per work item that tile each group's output channels exactly.
     for (int64_t per_item = kMaxConvChannelsPerItem; per_item >= 1; --per_item) {
       if (p.out_channels_per_group() % per_item == 0) {

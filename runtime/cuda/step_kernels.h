@@ -62,7 +62,8 @@ struct ConvStep : Operands {
   int64_t output[3] = {1, 1, 1};
   ActivationParams activation;
   bool residual_after_activation = false;
-  int64_t residual_channels = 0;  // R's channels: out_channels, or (group 1) fewer, the rest taking none
+  int64_t residual_channels = 0;     // R's channels: out_channels, or (group 1) fewer, the rest taking none
+  bool input_channels_last = false;  // X is [N, spatial..., C] (ConvProblem::channels_last)
 
   EF_HOST_DEVICE int64_t count() const {
     return batch * (out_channels / channels_per_item) * output[0] * output[1] * output[2];
@@ -82,12 +83,14 @@ struct ConvStep : Operands {
     const int64_t cg = in_channels / group;
     const int64_t first_channel = (m0 / (out_channels / group)) * cg;
     const int64_t in_plane = input[0] * input[1] * input[2];
+    const int64_t channel_stride = input_channels_last ? 1 : in_plane;
+    const int64_t position_stride = input_channels_last ? in_channels : 1;
     const int64_t kernel_volume = kernel[0] * kernel[1] * kernel[2];
     float acc[kMaxConvChannelsPerItem];
     for (int j = 0; j < kMaxConvChannelsPerItem; ++j)
       acc[j] = j < channels_per_item && in[2] != nullptr ? load(2, m0 + j) : 0.0f;
     for (int64_t c = 0; c < cg; ++c) {
-      const int64_t plane = (n * in_channels + first_channel + c) * in_plane;
+      const int64_t plane = n * in_channels * in_plane + (first_channel + c) * channel_stride;
       const int64_t taps = (m0 * cg + c) * kernel_volume;
       for (int64_t kz = 0; kz < kernel[0]; ++kz) {
         const int64_t iz = oz * stride[0] + kz * dilation[0] - pad_begin[0];
@@ -98,7 +101,7 @@ struct ConvStep : Operands {
           for (int64_t kx = 0; kx < kernel[2]; ++kx) {
             const int64_t ix = ox * stride[2] + kx * dilation[2] - pad_begin[2];
             if (ix < 0 || ix >= input[2]) continue;
-            const float x = load(0, plane + (iz * input[1] + iy) * input[2] + ix);
+            const float x = load(0, plane + ((iz * input[1] + iy) * input[2] + ix) * position_stride);
             const int64_t tap = taps + (kz * kernel[1] + ky) * kernel[2] + kx;
             for (int j = 0; j < kMaxConvChannelsPerItem; ++j) {
               if (j < channels_per_item) acc[j] += x * load(1, tap + j * cg * kernel_volume);

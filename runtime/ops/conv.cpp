@@ -26,8 +26,14 @@ Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const
   const Tensor* b = inputs.size() > 2 ? inputs[2] : nullptr;
   EF_RETURN_IF_ERROR(check_conv_operands(x, w));
   ConvProblem p;
+  const int64_t channels_last = node.attrs.get_int(kConvInputChannelsLast, 0);
+  if (channels_last != 0 && channels_last != 1) {
+    return invalid_model(kConvInputChannelsLast, " is ", channels_last, ", expected 0 or 1");
+  }
+  p.channels_last = channels_last == 1;
+  const int64_t channel_axis = p.channels_last ? x.rank() - 1 : 1;
   p.batch = x.dim(0);
-  p.in_channels = x.dim(1);
+  p.in_channels = x.dim(channel_axis);
   p.out_channels = w.dim(0);
   p.group = node.attrs.get_int("group", 1);
   if (p.group < 1) return invalid_model("group is ", p.group, ", expected >= 1");
@@ -52,7 +58,8 @@ Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const
       return invalid_model("bias is ", b->desc().to_string(), ", expected [", p.out_channels, "]");
     }
   }
-  EF_ASSIGN_OR_RETURN(p.geometry, window_geometry(node, std::span(x.shape()).subspan(2), kernel, false));
+  const std::span<const int64_t> spatial = std::span(x.shape()).subspan(p.channels_last ? 1 : 2, x.shape().size() - 2);
+  EF_ASSIGN_OR_RETURN(p.geometry, window_geometry(node, spatial, kernel, false));
   return p;
 }
 
@@ -93,7 +100,8 @@ Status reference_conv(const KernelArgs& args) {
   float* y = args.outputs[0]->data<float>();
   const int64_t cg = p.in_channels_per_group();
   const int64_t mg = p.out_channels_per_group();
-  const int64_t in_plane = g.input[0] * g.input[1] * g.input[2];
+  const int64_t in_image = p.in_channels * g.input[0] * g.input[1] * g.input[2];
+  const int64_t channel_stride = p.input_channel_stride(), position_stride = p.input_position_stride();
   const int64_t kernel_volume = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t out_plane = g.output[0] * g.output[1] * g.output[2];
   for (int64_t n = 0; n < p.batch; ++n) {
@@ -106,7 +114,7 @@ Status reference_conv(const KernelArgs& args) {
           for (int64_t ox = 0; ox < g.output[2]; ++ox) {
             double acc = bias != nullptr ? bias[m] : 0.0;
             for (int64_t c = 0; c < cg; ++c) {
-              const float* plane = x + (n * p.in_channels + first_channel + c) * in_plane;
+              const float* plane = x + n * in_image + (first_channel + c) * channel_stride;
               const float* kernel = w + (m * cg + c) * kernel_volume;
               for (int64_t kz = 0; kz < g.kernel[0]; ++kz) {
                 const int64_t iz = oz * g.strides[0] + kz * g.dilations[0] - g.pad_begin[0];
@@ -117,7 +125,7 @@ Status reference_conv(const KernelArgs& args) {
                   for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
                     const int64_t ix = ox * g.strides[2] + kx * g.dilations[2] - g.pad_begin[2];
                     if (ix < 0 || ix >= g.input[2]) continue;
-                    acc += static_cast<double>(plane[(iz * g.input[1] + iy) * g.input[2] + ix]) *
+                    acc += static_cast<double>(plane[((iz * g.input[1] + iy) * g.input[2] + ix) * position_stride]) *
                            kernel[(kz * g.kernel[1] + ky) * g.kernel[2] + kx];
                   }
                 }

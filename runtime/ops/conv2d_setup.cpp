@@ -29,6 +29,7 @@ Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const Ker
   c.phase_cols = c.ow + (c.kw - 1) * c.dw / c.sw;
   c.phase_plane_floats = c.phase_rows * c.phase_cols + c.phase_cols + kConvPhaseSlack;
   c.depthwise_scratch_floats = c.sh * c.sw * c.phase_plane_floats + c.oh * c.phase_cols + kConvPhaseSlack;
+  c.channels_last = p.channels_last;
   c.x = args.inputs[0]->data<float>();
   c.w = args.inputs[1]->data<float>();
   c.bias = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;

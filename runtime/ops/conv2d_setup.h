@@ -17,6 +17,12 @@ Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const Ker
 // cache when they are constant, else packed on every call into a thread-local buffer.
 const float* packed_conv_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args);
 
+// Floats of a dense Conv's band buffer for conv_phase_band (band_plane_floats set): every input
+// channel's phase planes, then, for a channels-last input, one input row split by channel.
+inline int64_t dense_band_floats(const Conv2d& c) {
+  return c.cg * c.sh * c.sw * c.band_plane_floats + (c.channels_last ? c.cg * c.iw : 0);
+}
+
 // The B rows of a dense Conv's band GEMM (conv_kernels.cpp) over `planes` in conv_phase_band's
 // layout (band_plane_floats set): tap (ch, ky, kx), row (ch * kh + ky) * kw + kx of the weights,
 // reads its channel's phase plane (ky*dh % sh, kx*dw % sw) from row ky*dh / sh, column kx*dw / sw

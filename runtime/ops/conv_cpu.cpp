@@ -131,7 +131,7 @@ void run_dense(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
   parallel_for(pool, c.batch * c.group * bands, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> planes, flat, panel;
     thread_local std::vector<const float*> b_rows;
-    planes.resize(static_cast<size_t>(c.cg * c.sh * c.sw * c.band_plane_floats));
+    planes.resize(static_cast<size_t>(dense_band_floats(c)));
     flat.resize(static_cast<size_t>(c.mg * ldf));
     panel.resize(static_cast<size_t>(c.kernel_columns * kGemmPanelColumns));
     b_rows.resize(static_cast<size_t>(c.kernel_columns));
@@ -162,7 +162,11 @@ Status cpu_conv(const KernelArgs& args) {
   // Phase planes (conv_phase_planes.h) are sh x sw per input plane; wider strides are rare enough
   // for the reference kernel.
   if (c.sh > kConvPhaseMaxStride || c.sw > kConvPhaseMaxStride) return reference_conv(args);
-  if (c.group == c.channels && c.group == c.out_channels) {
+  const bool depthwise = c.group == c.channels && c.group == c.out_channels;
+  // A channels-last input is read by the dense path only (the fuser folds the Transpose into such
+  // Convs alone); the others, hand-made, take the reference kernel.
+  if (c.channels_last && (depthwise || c.pointwise)) return reference_conv(args);
+  if (depthwise) {
     parallel_for(args.pool, c.batch * c.channels, 1, [&](int64_t begin, int64_t end) {
       thread_local std::vector<float> scratch;
       if (scratch.size() < static_cast<size_t>(c.depthwise_scratch_floats))

@@ -112,6 +112,12 @@ void conv_pointwise_from(const Conv2d& c, int64_t n, const float* b, int64_t ldb
 
 void conv_phase_band(const Conv2d& c, int64_t n, int64_t g, int64_t oy_begin, float* planes) {
   const int64_t rows = std::min(c.band_rows, c.oh - oy_begin) + (c.phase_rows - c.oh);
+  if (c.channels_last) {
+    fill_phase_rows_range_channels_last(c, c.x + n * c.channels * c.input_plane, g * c.cg, c.cg, oy_begin,
+                                        oy_begin + rows, planes, c.band_plane_floats,
+                                        planes + c.cg * c.sh * c.sw * c.band_plane_floats);
+    return;
+  }
   const int64_t per_channel = c.sh * c.sw * c.band_plane_floats;
   for (int64_t ch = 0; ch < c.cg; ++ch) {
     fill_phase_rows_range(c, c.x + (n * c.channels + g * c.cg + ch) * c.input_plane, oy_begin, oy_begin + rows,

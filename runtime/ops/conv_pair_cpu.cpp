@@ -42,10 +42,10 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   if (!convs) return false;
   const Conv2d& d = convs->first;
   Conv2d p = convs->second;
-  const bool depthwise_ok =
-      d.group == d.channels && d.group == d.out_channels && d.sh <= kConvPhaseMaxStride && d.sw <= kConvPhaseMaxStride;
-  const bool pointwise_ok =
-      p.pointwise && p.group == 1 && p.channels == d.out_channels && p.batch == d.batch && p.ih == d.oh && p.iw == d.ow;
+  const bool depthwise_ok = d.group == d.channels && d.group == d.out_channels && !d.channels_last &&
+                            d.sh <= kConvPhaseMaxStride && d.sw <= kConvPhaseMaxStride;
+  const bool pointwise_ok = p.pointwise && !p.channels_last && p.group == 1 && p.channels == d.out_channels &&
+                            p.batch == d.batch && p.ih == d.oh && p.iw == d.ow;
   if (!depthwise_ok || !pointwise_ok || d.output_plane == 0 || d.batch == 0 || p.out_channels == 0) return false;
   const int64_t working_bytes =
       static_cast<int64_t>(sizeof(float)) * d.batch *
@@ -107,9 +107,9 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
       f.group == 1 && !f.pointwise && f.sh <= kConvPhaseMaxStride && f.sw <= kConvPhaseMaxStride && f.oh > 0;
   // Every output row must read at least one real input row (else a band's view has none).
   const bool depthwise_ok = d.group == d.channels && d.group == d.out_channels && d.channels == f.out_channels &&
-                            d.batch == f.batch && d.ih == f.oh && d.iw == f.ow && d.sh <= kConvPhaseMaxStride &&
-                            d.sw <= kConvPhaseMaxStride && d.oh > 0 && d.ow > 0 && (d.kh - 1) * d.dh >= d.ph &&
-                            (d.oh - 1) * d.sh - d.ph < d.ih;
+                            !d.channels_last && d.batch == f.batch && d.ih == f.oh && d.iw == f.ow &&
+                            d.sh <= kConvPhaseMaxStride && d.sw <= kConvPhaseMaxStride && d.oh > 0 && d.ow > 0 &&
+                            (d.kh - 1) * d.dh >= d.ph && (d.oh - 1) * d.sh - d.ph < d.ih;
   if (!dense_ok || !depthwise_ok || d.batch == 0) return false;
   const int64_t working_bytes =
       static_cast<int64_t>(sizeof(float)) * d.batch *
@@ -148,7 +148,7 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
   parallel_for(dense.pool, d.batch * runs, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> planes, flat, panel, rows, scratch;
     thread_local std::vector<const float*> b_rows;
-    planes.resize(static_cast<size_t>(f.cg * f.sh * f.sw * f.band_plane_floats));
+    planes.resize(static_cast<size_t>(dense_band_floats(f)));
     flat.resize(static_cast<size_t>(f.mg * ldf));
     panel.resize(static_cast<size_t>(f.kernel_columns * kGemmPanelColumns));
     rows.resize(static_cast<size_t>(f.mg * plane));

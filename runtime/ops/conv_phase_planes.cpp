@@ -6,6 +6,8 @@
 #include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
 #include "runtime/ops/simd_packet.h"
 
+EF_DECLARE_CPU_KERNELS(EF_ISA_NAMESPACE)
+
 namespace edgefuse::EF_ISA_NAMESPACE {
 
 namespace {
@@ -33,17 +35,15 @@ inline void zero_run(float* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = 0.0f;
 }
 
-// Row i of phase planes (py, px) for every px of this py: dst[px] gets cols floats. `valid` holds
-// each phase's inside columns (they do not depend on the row, so the caller computes them once).
-void fill_phase_rows(const Conv2d& c, const float* in, int64_t py, int64_t i, const ValidColumns* valid,
-                     float* const* dst) {
+// A row of phase planes (py, px) for every px of one py: dst[px] gets cols floats from input row
+// `row` (iw contiguous floats), or zeros where the row is padding (nullptr). `valid` holds each
+// phase's inside columns (they do not depend on the row, so the caller computes them once).
+void fill_phase_rows(const Conv2d& c, const float* row, const ValidColumns* valid, float* const* dst) {
   const int64_t cols = c.phase_cols;
-  const int64_t iy = i * c.sh + py - c.ph;
-  if (iy < 0 || iy >= c.ih) {
+  if (row == nullptr) {
     for (int64_t px = 0; px < c.sw; ++px) simd::fill_zero(dst[px], cols);
     return;
   }
-  const float* row = in + iy * c.iw;
   if (c.sw == 1) {
     float* out = dst[0];
     const int64_t lo = valid[0].lo, hi = valid[0].hi;
@@ -90,6 +90,21 @@ void fill_phase_rows(const Conv2d& c, const float* in, int64_t py, int64_t i, co
   }
 }
 
+// Readers run at most a row and a vector past the last row (conv_phase_planes.h): zeros there,
+// not over the rest of a plane sized for more rows than the range filled.
+void zero_phase_tails(const Conv2d& c, int64_t rows, float* planes, int64_t plane_floats) {
+  const int64_t used = rows * c.phase_cols;
+  for (int64_t plane = 0; plane < c.sh * c.sw; ++plane) {
+    simd::fill_zero(planes + plane * plane_floats + used,
+                    std::min(plane_floats - used, c.phase_cols + kConvPhaseSlack));
+  }
+}
+
+// Input row iy of a plane whose rows are iw floats apart, or nullptr where it is padding.
+const float* input_row(const Conv2d& c, const float* in, int64_t iy) {
+  return iy < 0 || iy >= c.ih ? nullptr : in + iy * c.iw;
+}
+
 }  // namespace
 
 void fill_phase_rows_range(const Conv2d& c, const float* in, int64_t row_begin, int64_t row_end, float* planes,
@@ -104,14 +119,37 @@ void fill_phase_rows_range(const Conv2d& c, const float* in, int64_t row_begin, 
     for (int64_t py = 0; py < c.sh; ++py) {
       float* const phase = planes + py * c.sw * plane_floats;
       for (int64_t px = 0; px < c.sw; ++px) dst[px] = phase + px * plane_floats + (i - row_begin) * cols;
-      fill_phase_rows(c, in, py, i, valid, dst);
+      fill_phase_rows(c, input_row(c, in, i * c.sh + py - c.ph), valid, dst);
     }
   }
-  // Readers run at most a row and a vector past the last row (conv_phase_planes.h): zeros there,
-  // not over the rest of a plane sized for more rows than this range.
-  const int64_t used = (row_end - row_begin) * cols;
-  for (int64_t plane = 0; plane < c.sh * c.sw; ++plane) {
-    simd::fill_zero(planes + plane * plane_floats + used, std::min(plane_floats - used, cols + kConvPhaseSlack));
+  zero_phase_tails(c, row_end - row_begin, planes, plane_floats);
+}
+
+void fill_phase_rows_range_channels_last(const Conv2d& c, const float* image, int64_t first_channel, int64_t channels,
+                                         int64_t row_begin, int64_t row_end, float* planes, int64_t plane_floats,
+                                         float* split) {
+  const int64_t cols = c.phase_cols;
+  const int64_t per_channel = c.sh * c.sw * plane_floats;
+  float* dst[kConvPhaseMaxStride];
+  ValidColumns valid[kConvPhaseMaxStride];
+  for (int64_t px = 0; px < c.sw; ++px) valid[px] = valid_columns(c, px);
+  for (int64_t i = row_begin; i < row_end; ++i) {
+    for (int64_t py = 0; py < c.sh; ++py) {
+      const int64_t iy = i * c.sh + py - c.ph;
+      const bool inside = iy >= 0 && iy < c.ih;
+      if (inside) {
+        // The row's positions hold every channel: transposed into one row per channel (in L1).
+        transpose_f32(image + iy * c.iw * c.channels + first_channel, c.channels, split, c.iw, channels, c.iw);
+      }
+      for (int64_t ch = 0; ch < channels; ++ch) {
+        float* const phase = planes + ch * per_channel + py * c.sw * plane_floats;
+        for (int64_t px = 0; px < c.sw; ++px) dst[px] = phase + px * plane_floats + (i - row_begin) * cols;
+        fill_phase_rows(c, inside ? split + ch * c.iw : nullptr, valid, dst);
+      }
+    }
+  }
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    zero_phase_tails(c, row_end - row_begin, planes + ch * per_channel, plane_floats);
   }
 }
 

@@ -24,4 +24,11 @@ namespace edgefuse::EF_ISA_NAMESPACE {
 void fill_phase_rows_range(const Conv2d& c, const float* in, int64_t row_begin, int64_t row_end, float* planes,
                            int64_t plane_floats);
 
+// The same for `channels` channels from first_channel on of a channels-last image (X's image n,
+// positions c.channels floats apart), channel ch's planes from planes + ch * sh * sw * plane_floats.
+// Each input row is first transposed into `split` (channels x iw floats), one row per channel.
+void fill_phase_rows_range_channels_last(const Conv2d& c, const float* image, int64_t first_channel, int64_t channels,
+                                         int64_t row_begin, int64_t row_end, float* planes, int64_t plane_floats,
+                                         float* split);
+
 }  // namespace edgefuse::EF_ISA_NAMESPACE

@@ -15,16 +15,32 @@ namespace edgefuse {
 // (conv_epilogue.h): Y = act(conv(X, W) + B + R), or with fused_residual_after_activation = 1,
 // Y = act(conv(X, W) + B) + R. With group 1, R may have fewer channels than Y (the fuser's
 // trim_zero_padded_residuals): channels past R's take no residual, as if R were zero-padded.
+// With fused_input_channels_last = 1 (the fuser's fold_transposes, for a Conv that read a
+// Transpose moving the last axis to axis 1), X is [N, spatial..., C]: the same Conv on the input
+// read channels-last, without the transposed copy. Y stays [N, M, output...].
 struct ConvProblem {
   int64_t batch = 0;
   int64_t in_channels = 0;   // C
   int64_t out_channels = 0;  // M
   int64_t group = 1;
+  bool channels_last = false;  // X is [N, spatial..., C]
   WindowGeometry geometry;
 
   int64_t in_channels_per_group() const { return in_channels / group; }
   int64_t out_channels_per_group() const { return out_channels / group; }
+  int64_t input_volume() const {
+    int64_t volume = 1;
+    for (int64_t d : geometry.input) volume *= d;
+    return volume;
+  }
+  // Floats between consecutive channels, and between consecutive positions (along the last
+  // spatial axis), of one image of X.
+  int64_t input_channel_stride() const { return channels_last ? 1 : input_volume(); }
+  int64_t input_position_stride() const { return channels_last ? in_channels : 1; }
 };
+
+// The attribute that makes a Conv read its input channels-last (see above).
+inline constexpr const char* kConvInputChannelsLast = "fused_input_channels_last";
 
 // Checks ranks, dtypes, channel counts, group, kernel_shape and bias against each other.
 Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const> inputs);

@@ -39,6 +39,9 @@ struct Conv2d {
   // Dense convs run in bands of band_rows output rows (the last may be shorter): a band's phase
   // planes hold band_rows + (kh - 1) * dh / sh rows, band_plane_floats each with their slack.
   int64_t band_rows, band_plane_floats;
+  // X channels-last ([N, H, W, C], ConvProblem::channels_last): only the dense path reads it (its
+  // phase planes are filled from it); x is then NHWC data.
+  bool channels_last;
   const float* x;
   const float* w;
   const float* packed_w;  // GEMM paths: w as conv_pack_weights packed it
@@ -117,7 +120,7 @@ struct CpuKernelTable {
                               float* panel);
   // Dense Conv (any other), per band of output rows [oy_begin, oy_begin + band_rows) of (n, g):
   // the input channels of the group into the band's phase planes, channel ch at
-  // planes + ch * sh * sw * band_plane_floats;
+  // planes + ch * sh * sw * band_plane_floats (`planes` holds dense_band_floats(c), conv2d_setup.h);
   void (*conv_phase_band)(const Conv2d& c, int64_t n, int64_t g, int64_t oy_begin, float* planes);
   // then the band's output rows [oy_begin, oy_end) of every output channel of the group into
   // `out` (channel m's rows from out + m * out_plane on, ow apart: Y itself, or a buffer), bias,

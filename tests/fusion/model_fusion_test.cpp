@@ -2,6 +2,7 @@
 // change in any pass shows up here), and fused == unfused outputs on random inputs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "fusion/pass_manager.h"
 #include "models/onnx/onnx_importer.h"
+#include "runtime/ops/conv_problem.h"
 #include "tests/fusion/fusion_test_graphs.h"
 #include "tests/support/assets.h"
 
@@ -90,8 +92,9 @@ TEST_CASE("BlazeFace front and back: fused outputs unchanged") {
   // BlazeBlocks end in Relu(Add(Conv(...), skip)): the Add becomes the Conv's residual, then the
   // Relu its epilogue. The front model's 11 folds are its constant Reshape targets. Blocks that
   // widen pad the skip with zero channels (Concat(skip, zeros)): the residual reads the skip alone.
-  const Expected models[] = {{"models/blazeface_front_128.onnx", 104, 49, 11, 16, 17, 11},
-                             {"models/blazeface_back_256.onnx", 149, 81, 2, 31, 33, 2}};
+  // The NHWC image's Transpose to NCHW goes into the first Conv, which reads it channels-last.
+  const Expected models[] = {{"models/blazeface_front_128.onnx", 104, 48, 11, 16, 17, 11},
+                             {"models/blazeface_back_256.onnx", 149, 80, 2, 31, 33, 2}};
   for (const Expected& expected : models) {
     CAPTURE(expected.name);
     ASSET_OR_SKIP(path, expected.name);
@@ -105,6 +108,11 @@ TEST_CASE("BlazeFace front and back: fused outputs unchanged") {
     CHECK(model.changes.at("fold_space_to_depth_into_conv") == 0);
     CHECK(model.changes.at("cascade_spp_maxpools") == 0);
     CHECK(model.changes.at("trim_zero_padded_residuals") == expected.trimmed);
+    CHECK(model.changes.at("fold_transposes") == 1);
+    const Node& stem = *std::find_if(model.fused.nodes().begin(), model.fused.nodes().end(),
+                                     [](const Node& node) { return node.op == OpKind::kConv; });
+    CHECK(stem.attrs.get_int(kConvInputChannelsLast, 0) == 1);
+    CHECK(stem.inputs[0] == model.fused.inputs()[0]);
     check_outputs_match(model);
   }
 }

@@ -7,6 +7,7 @@
 
 #include "fusion/pass_manager.h"
 #include "fusion/passes.h"
+#include "runtime/ops/conv_problem.h"
 #include "tests/fusion/fusion_test_graphs.h"
 
 namespace edgefuse::test {
@@ -413,6 +414,42 @@ TEST_CASE("fold_transposes folds 2-D Transposes into Gemm, and keeps shared and 
     CHECK(fused.value(node.inputs[0]).producer < 0);
     CHECK(fused.value(node.inputs[1]).producer < 0);
   }
+}
+
+TEST_CASE("fold_transposes lets a dense Conv read an NHWC input's Transpose channels-last, and no other") {
+  std::mt19937 rng(4);
+  GraphMaker m;
+  const ValueId image = m.input({1, 9, 14, 3});  // NHWC, as TensorFlow exports feed their models
+  const auto to_nchw = [&] { return m.node(OpKind::kTranspose, {image}, perm({0, 3, 1, 2})); };
+  // Folded: a 3x3 Conv, and a 1-D one reading [N, L, C] through perm [0, 2, 1].
+  m.output(m.node(OpKind::kConv, {to_nchw(), m.random_constant({8, 3, 3, 3}, rng), m.random_constant({8}, rng)},
+                  conv_attrs(1)));
+  const ValueId sequence = m.input({2, 20, 4});
+  Attributes pad_1d;
+  pad_1d.set("pads", std::vector<int64_t>{2, 2});
+  m.output(m.node(OpKind::kConv,
+                  {m.node(OpKind::kTranspose, {sequence}, perm({0, 2, 1})), m.random_constant({5, 4, 5}, rng)},
+                  pad_1d));
+  // Kept: a 1x1 Conv, a depthwise one, a weight that is no initializer, another permutation, and
+  // a Transpose two Convs read.
+  m.output(m.node(OpKind::kConv, {to_nchw(), m.random_constant({4, 3, 1, 1}, rng)}));
+  m.output(m.node(OpKind::kConv, {to_nchw(), m.random_constant({3, 1, 3, 3}, rng)}, conv_attrs(1, 3)));
+  m.output(m.node(OpKind::kConv, {to_nchw(), m.input({6, 3, 3, 3})}, conv_attrs(1)));
+  m.output(m.node(OpKind::kConv,
+                  {m.node(OpKind::kTranspose, {image}, perm({0, 3, 2, 1})), m.random_constant({2, 3, 3, 3}, rng)},
+                  conv_attrs(1)));
+  const ValueId shared = to_nchw();
+  m.output(m.node(OpKind::kConv, {shared, m.random_constant({2, 3, 3, 3}, rng)}, conv_attrs(1)));
+  m.output(m.node(OpKind::kConv, {shared, m.random_constant({2, 3, 3, 3}, rng)}, conv_attrs(1)));
+  const Graph fused = apply_and_compare(m.graph(), fusion::fold_transposes, 2);
+  CHECK(count_nodes(fused, OpKind::kTranspose) == 5);
+  int channels_last = 0;
+  for (const Node& node : fused.nodes()) {
+    if (node.op != OpKind::kConv || node.attrs.get_int(kConvInputChannelsLast, 0) == 0) continue;
+    ++channels_last;
+    CHECK(fused.value(node.inputs[0]).producer < 0);  // the graph input itself
+  }
+  CHECK(channels_last == 2);
 }
 
 TEST_CASE("optimize_graph runs the passes in order, verifies, and can be switched off") {

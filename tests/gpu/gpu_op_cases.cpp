@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "runtime/memory_plan.h"
+#include "runtime/ops/conv_problem.h"
 #include "runtime/ops/pointwise_chain.h"
 #include "tests/fusion/fusion_test_graphs.h"
 #include "tests/support/numerics.h"
@@ -107,6 +108,16 @@ void add_conv_cases(CaseBuilder& b) {
           const ValueId residual = m.input({2, 5, 6, 5});
           m.output(m.node(OpKind::kConv,
                           {x, m.random_constant({8, 3, 3, 3}, rng), m.random_constant({8}, rng), residual}, a));
+        });
+  b.add("conv reading its input channels-last (a folded NHWC Transpose), 2 groups, stride 2, residual",
+        [](GraphMaker& m, std::mt19937& rng) {
+          Attributes a = conv_attrs({1, 1, 1, 1}, {2, 2}, {1, 1}, 2);
+          a.set("fused_activation", std::string("silu"));
+          a.set(kConvInputChannelsLast, int64_t{1});
+          const ValueId x = m.input({2, 7, 9, 4});  // [N, H, W, C]
+          const ValueId residual = m.input({2, 6, 4, 5});
+          m.output(m.node(OpKind::kConv,
+                          {x, m.random_constant({6, 2, 3, 3}, rng), m.random_constant({6}, rng), residual}, a));
         });
   b.add("conv with 6 outputs (3 channels per work item), 1x1", [](GraphMaker& m, std::mt19937& rng) {
     m.output(m.node(OpKind::kConv, {m.input({1, 5, 4, 6}), m.random_constant({6, 5, 1, 1}, rng)},

@@ -27,26 +27,6 @@ using namespace edgefuse::test;
 
 namespace {
 
-std::vector<CpuIsa> supported_isas() {
-  std::vector<CpuIsa> isas;
-  for (CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-    if (cpu_isa_supported(isa)) isas.push_back(isa);
-  }
-  return isas;
-}
-
-// Restores the level active before the test, so test order does not matter.
-class ActiveIsaGuard {
- public:
-  ActiveIsaGuard() : saved_(active_cpu_isa()) {}
-  ~ActiveIsaGuard() { (void)set_cpu_isa_for_testing(saved_); }
-  ActiveIsaGuard(const ActiveIsaGuard&) = delete;
-  ActiveIsaGuard& operator=(const ActiveIsaGuard&) = delete;
-
- private:
-  CpuIsa saved_;
-};
-
 struct ConvShape {
   const char* name;
   int64_t channels, height, width, out_channels, kernel, stride, group;

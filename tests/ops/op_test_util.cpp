@@ -2,6 +2,14 @@
 
 namespace edgefuse::test {
 
+std::vector<CpuIsa> supported_isas() {
+  std::vector<CpuIsa> isas;
+  for (CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (cpu_isa_supported(isa)) isas.push_back(isa);
+  }
+  return isas;
+}
+
 Node make_node(OpKind op, int input_count, int output_count) {
   Node node;
   node.op = op;

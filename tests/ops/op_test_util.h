@@ -5,9 +5,25 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cpu_features.h"
 #include "runtime/op_table.h"
 
 namespace edgefuse::test {
+
+// The CPU ISA levels this machine runs, lowest first.
+std::vector<CpuIsa> supported_isas();
+
+// Restores the level active before a test that switches levels, so test order does not matter.
+class ActiveIsaGuard {
+ public:
+  ActiveIsaGuard() : saved_(active_cpu_isa()) {}
+  ~ActiveIsaGuard() { (void)set_cpu_isa_for_testing(saved_); }
+  ActiveIsaGuard(const ActiveIsaGuard&) = delete;
+  ActiveIsaGuard& operator=(const ActiveIsaGuard&) = delete;
+
+ private:
+  CpuIsa saved_;
+};
 
 // A node of `op` with `input_count` inputs and `output_count` outputs (value ids are placeholders:
 // kernels only look at attributes, and at inputs/outputs through KernelArgs).
