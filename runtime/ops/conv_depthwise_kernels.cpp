@@ -144,6 +144,22 @@ constexpr bool masked_tap(RowEdge edge, int ks, int kx) {
   return true;
 }
 
+// fn(std::integral_constant<RowEdge, edge>{}): a run-time class as a template argument.
+template <typename Fn>
+inline void dispatch_edge(RowEdge edge, Fn&& fn) {
+  using E = RowEdge;
+  switch (edge) {
+    case E::kInside:
+      return fn(std::integral_constant<E, E::kInside>{});
+    case E::kLeft:
+      return fn(std::integral_constant<E, E::kLeft>{});
+    case E::kRight:
+      return fn(std::integral_constant<E, E::kRight>{});
+    case E::kAny:
+      return fn(std::integral_constant<E, E::kAny>{});
+  }
+}
+
 // Output rows oy .. oy + kBlockRows - 1 of vectors j, j + 1, ..., one per class in E.
 template <ConvEpilogue::Kind K, int KS, RowEdge... E, typename Taps>
 inline void row_block(const Conv2d& c, const Taps& taps, int64_t oy, int64_t j, const simd::Vec* w, simd::Vec init,
@@ -208,20 +224,8 @@ void stride1_row_blocks(const Conv2d& c, int64_t rows, Taps& taps, const float* 
           continue;
         }
       }
-      switch (first) {
-        case RowEdge::kInside:
-          row_block<K, KS, RowEdge::kInside>(c, taps, oy, j, w, init_vec, out);
-          break;
-        case RowEdge::kLeft:
-          row_block<K, KS, RowEdge::kLeft>(c, taps, oy, j, w, init_vec, out);
-          break;
-        case RowEdge::kRight:
-          row_block<K, KS, RowEdge::kRight>(c, taps, oy, j, w, init_vec, out);
-          break;
-        case RowEdge::kAny:
-          row_block<K, KS, RowEdge::kAny>(c, taps, oy, j, w, init_vec, out);
-          break;
-      }
+      dispatch_edge(first,
+                    [&](auto edge) { row_block<K, KS, decltype(edge)::value>(c, taps, oy, j, w, init_vec, out); });
       ++j;
     }
   }
