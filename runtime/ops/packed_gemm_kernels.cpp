@@ -36,11 +36,30 @@ struct IndirectRows {
 // rows are up to hundreds of KB apart, too many streams for the hardware prefetchers to follow.
 // V < kVectors: a narrower tile, for the last columns of a block. R < kRows: only the first R
 // rows of the A tile (still packed kRows apart), for the last rows of a matrix; of those, only
-// rows below store_rows are stored.
-template <ConvEpilogue::Kind K, bool kPrefetch, typename Rows, int V = kVectors, int R = kRows>
+// rows below store_rows are stored. kMaskLast (AVX-512): the last vector's B, residual and C
+// lanes go through last_mask, for a block that ends mid-vector.
+template <ConvEpilogue::Kind K, bool kPrefetch, typename Rows, int V = kVectors, int R = kRows, bool kMaskLast = false>
 inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t column, const float* bias,
                          const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc,
-                         int residual_rows = R, int store_rows = R) {
+                         int residual_rows = R, int store_rows = R, uint32_t last_mask = 0xFFFF) {
+  // Vector v of a row at p (constant v once the loops unroll).
+  const auto load = [&](const float* p, [[maybe_unused]] int v) {
+#if defined(__AVX512F__)
+    if constexpr (kMaskLast) {
+      if (v == V - 1) return simd::Vec(_mm512_maskz_loadu_ps(static_cast<__mmask16>(last_mask), p));
+    }
+#endif
+    return simd::load(p);
+  };
+  const auto store = [&](float* p, [[maybe_unused]] int v, simd::Vec x) {
+#if defined(__AVX512F__)
+    if constexpr (kMaskLast) {
+      if (v == V - 1) return _mm512_mask_storeu_ps(p, static_cast<__mmask16>(last_mask), x);
+    }
+#endif
+    simd::store(p, x);
+  };
+  (void)last_mask;
   simd::Vec acc[R][V];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
@@ -55,7 +74,7 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
     }
     simd::Vec b_vec[V];
 #pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) b_vec[v] = simd::load(b_row + v * kLanes);
+    for (int v = 0; v < V; ++v) b_vec[v] = load(b_row + v * kLanes, v);
     const float* a_column = a_tile + kk * kRows;
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
@@ -77,40 +96,48 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       simd::Vec x = acc[r][v];
-      if (residual_first && row_residual) x = simd::add(x, simd::load(residual + r * ldr + v * kLanes));
+      if (residual_first && row_residual) x = simd::add(x, load(residual + r * ldr + v * kLanes, v));
       x = simd::activate<K>(x, activation);
-      if (residual_after != nullptr && row_residual) {
-        x = simd::add(x, simd::load(residual_after + r * ldr + v * kLanes));
-      }
-      simd::store(c + r * ldc + v * kLanes, x);
+      if (residual_after != nullptr && row_residual) x = simd::add(x, load(residual_after + r * ldr + v * kLanes, v));
+      store(c + r * ldc + v * kLanes, v, x);
     }
   }
 }
 
 // A tile of V vectors whose rows past m (rows < kRows) are not stored, straight into Y with the
 // epilogue: with half a tile's FMAs when the rows fit (BlazeFace's 28, 36 and 42 channels,
-// YOLOX's 4- and 1-channel heads).
-template <ConvEpilogue::Kind K, typename Rows, int V>
+// YOLOX's 4- and 1-channel heads). kMaskLast: the last vector holds last_mask's lanes only.
+template <ConvEpilogue::Kind K, typename Rows, int V, bool kMaskLast>
 inline void direct_tile(const float* a_tile, int64_t k, const Rows& b, int64_t column, const float* bias,
                         const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc,
-                        int64_t residual_rows, int64_t rows) {
+                        int64_t residual_rows, int64_t rows, uint32_t last_mask) {
   const int tile_rows = static_cast<int>(rows), tile_residual_rows = static_cast<int>(residual_rows);
   if (rows <= kRows / 2) {
-    tile_product<K, false, Rows, V, kRows / 2>(a_tile, k, b, column, bias, residual, ldr, activation, c, ldc,
-                                               tile_residual_rows, tile_rows);
+    tile_product<K, false, Rows, V, kRows / 2, kMaskLast>(a_tile, k, b, column, bias, residual, ldr, activation, c, ldc,
+                                                          tile_residual_rows, tile_rows, last_mask);
   } else {
-    tile_product<K, false, Rows, V, kRows>(a_tile, k, b, column, bias, residual, ldr, activation, c, ldc,
-                                           tile_residual_rows, tile_rows);
+    tile_product<K, false, Rows, V, kRows, kMaskLast>(a_tile, k, b, column, bias, residual, ldr, activation, c, ldc,
+                                                      tile_residual_rows, tile_rows, last_mask);
   }
 }
+
+// With AVX-512 a block ending mid-vector also runs in place: its last vector's loads and stores
+// go through a lane mask (before, its panel copy and side buffer made 13 x 13 planes' last 25
+// columns cost 2.7 times a whole block's per column). Other levels copy it into a panel.
+#if defined(__AVX512F__)
+constexpr bool kMaskedEdges = true;
+#else
+constexpr bool kMaskedEdges = false;
+#endif
 
 template <ConvEpilogue::Kind K, typename Rows>
 void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b, float* y, int64_t ldy, int64_t n,
                       const GemmRowEpilogue& epilogue, float* panel) {
-  // Tiles of whole vectors (every block but a last one ending mid-vector) run in place on B and
-  // store into Y, with fewer rows (or stores) past m. A last block ending mid-vector is copied
-  // into a zero-padded panel, and its tiles computed into `partial` without residual or
-  // activation; only their valid part is copied out and finished row by row.
+  // Tiles of whole vectors (every block but a last one ending mid-vector, and that one too with
+  // kMaskedEdges) run in place on B and store into Y, with fewer rows (or stores) past m.
+  // Otherwise a last block ending mid-vector is copied into a zero-padded panel, and its tiles
+  // computed into `partial` without residual or activation; only their valid part is copied out
+  // and finished row by row.
   alignas(64) float partial[kRows * kColumns];
   const ConvEpilogue none;
   const int64_t tiles = (m + kRows - 1) / kRows;
@@ -121,7 +148,9 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
     const bool narrow = width < kColumns;
     const int narrow_vectors = static_cast<int>((width + kLanes - 1) / kLanes);
     const bool whole_vectors = width % kLanes == 0;
-    if (narrow && !whole_vectors) {
+    const bool in_place = whole_vectors || kMaskedEdges;
+    const uint32_t last_mask = whole_vectors ? 0xFFFFu : (1u << (width % kLanes)) - 1u;
+    if (!in_place) {
       for (int64_t kk = 0; kk < k; ++kk) {
         std::copy_n(b.row(kk) + column, width, panel + kk * kColumns);
         std::fill(panel + kk * kColumns + width, panel + kk * kColumns + narrow_vectors * kLanes, 0.0f);
@@ -153,11 +182,17 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
         }
         continue;
       }
-      if (whole_vectors) {
+      if (in_place) {
         static_assert(kVectors == 3, "one tile per width below");
         const auto run = [&](auto vectors) {
-          direct_tile<K, Rows, decltype(vectors)::value>(a_tile, k, b, column, bias, residual, epilogue.ldr,
-                                                         epilogue.activation, out, ldy, residual_rows, rows);
+          constexpr int V = decltype(vectors)::value;
+          if (whole_vectors) {
+            direct_tile<K, Rows, V, false>(a_tile, k, b, column, bias, residual, epilogue.ldr, epilogue.activation, out,
+                                           ldy, residual_rows, rows, last_mask);
+          } else {
+            direct_tile<K, Rows, V, kMaskedEdges>(a_tile, k, b, column, bias, residual, epilogue.ldr,
+                                                  epilogue.activation, out, ldy, residual_rows, rows, last_mask);
+          }
         };
         if (narrow_vectors == 1) {
           run(std::integral_constant<int, 1>{});
