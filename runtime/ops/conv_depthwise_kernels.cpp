@@ -123,9 +123,9 @@ constexpr int kBlockInputRows = kBlockRows + 4;  // for kernels up to 5 x 5
 
 // Which tap columns of an output vector read past the ends of its input row, and so load through
 // a mask: none; the low ones (the row's first vector); the high ones (its last); any (a row not
-// much wider than a vector). A masked load costs markedly more than a plain one here: with every
-// tap masked, 3 x 3 over 64 x 52 x 52 ran at 49 GFLOP/s, with only the edge vectors' outer taps
-// masked at 78, so the mask is spent only where a tap can leave the row.
+// much wider than a vector). A masked load costs markedly more than a plain one here (a
+// stand-alone 3 x 3 over 64 x 52 x 52 without activation: 49 GFLOP/s with every tap masked, 78
+// with only the edge vectors' outer taps), so the mask is spent only where a tap can leave the row.
 enum class RowEdge { kInside, kLeft, kRight, kAny };
 
 // Whether tap column kx of a KS-wide window on a vector of class `edge` loads through its mask
