@@ -41,7 +41,7 @@ struct IndirectRows {
 template <ConvEpilogue::Kind K, bool kPrefetch, typename Rows, int V = kVectors, int R = kRows, bool kMaskLast = false>
 inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t column, const float* bias,
                          const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc,
-                         int residual_rows = R, int store_rows = R, uint32_t last_mask = 0xFFFF) {
+                         int residual_rows = R, int store_rows = R, [[maybe_unused]] uint32_t last_mask = 0xFFFF) {
   // Vector v of a row at p (constant v once the loops unroll).
   const auto load = [&](const float* p, [[maybe_unused]] int v) {
 #if defined(__AVX512F__)
@@ -59,7 +59,6 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
 #endif
     simd::store(p, x);
   };
-  (void)last_mask;
   simd::Vec acc[R][V];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
@@ -143,8 +142,8 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
   const int64_t tiles = (m + kRows - 1) / kRows;
   for (int64_t column = 0; column < n; column += kColumns) {
     const int64_t width = std::min<int64_t>(kColumns, n - column);
-    // A narrow last block takes a tile of just enough vectors; read from a zero-padded copy when
-    // it ends mid-vector.
+    // A narrow last block takes a tile of just enough vectors; without kMaskedEdges, read from a
+    // zero-padded copy when it ends mid-vector.
     const bool narrow = width < kColumns;
     const int narrow_vectors = static_cast<int>((width + kLanes - 1) / kLanes);
     const bool whole_vectors = width % kLanes == 0;
