@@ -91,9 +91,19 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
   }
   GpuBackendOptions gpu = options.gpu;
   // YOLOX decoding skips every row whose objectness (an upper bound of its score) is below the
-  // threshold, so on a GPU only the other rows need to come back.
+  // threshold, and the GPU runs NMS among the others, so only the rows of kept detections come
+  // back; decoding and NMS on the CPU then keep exactly those.
   if (family == DetectorFamily::kYolox && options.score_threshold > 0) {
-    gpu.row_filter = gpu::RowFilter{.output = 0, .column = 4, .threshold = options.score_threshold};
+    gpu.row_filter =
+        gpu::RowFilter{.output = 0,
+                       .column = 4,
+                       .threshold = options.score_threshold,
+                       .nms = gpu::RowFilter::GridNms{.input_width = size->width,
+                                                      .input_height = size->height,
+                                                      .strides = {std::begin(kYoloxStrides), std::end(kYoloxStrides)},
+                                                      .iou_threshold = options.iou_threshold,
+                                                      .max_detections = options.max_detections,
+                                                      .per_class = true}};
   }
   EF_ASSIGN_OR_RETURN(std::unique_ptr<InferenceBackend> backend,
                       create_inference_backend(std::move(graph), options.device, options.executor, gpu));

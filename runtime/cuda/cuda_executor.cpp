@@ -127,9 +127,7 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
     lowering.f32_values = state->calibration->f32_values;
   }
   EF_RETURN_IF_ERROR(build(*state, inputs, lowering));
-  ShapeState* raw = state.get();
-  states.emplace(std::move(signature), std::move(state));
-  return raw;
+  return states.emplace(std::move(signature), std::move(state)).first->second.get();
 }
 
 Result<std::vector<Tensor>> CudaExecutor::Impl::run_once(ShapeState& state, const InputLoader& load) {

@@ -199,10 +199,8 @@ class Lowerer {
       return invalid_argument("row filter: column ", filter.column, " is outside the ", layout.channels, " channels");
     }
     layout.batch = layout.rows * layout.channels == 0 ? 0 : desc.numel() / (layout.rows * layout.channels);
-    layout.index = {Region::kScratch, 0, 0};
-    const size_t compact_offset = (layout.index_bytes() + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
-    layout.compact = {Region::kScratch, 0, static_cast<int64_t>(compact_offset)};
-    out_.scratch_bytes = compact_offset + static_cast<size_t>(desc.numel()) * sizeof(float);
+    layout.index = scratch_block(layout.index_bytes());
+    layout.compact = scratch_block(static_cast<size_t>(desc.numel()) * sizeof(float));
     const BufferRef output = {Region::kOutput, filter.output, 0};
 
     LoweredStep reset;
@@ -217,8 +215,81 @@ class Lowerer {
     gather.inputs[0] = output;
     gather.inputs[1] = layout.index;
     gather.output = layout.compact;
-    for (LoweredStep* step : {&reset, &select, &gather}) out_.steps.push_back(std::move(*step));
+    out_.steps.push_back(std::move(reset));
+    out_.steps.push_back(std::move(select));
+    if (filter.nms) EF_RETURN_IF_ERROR(add_row_nms(*filter.nms, output, layout));
+    out_.steps.push_back(std::move(gather));
     out_.row_filter = layout;
+    return Status::ok();
+  }
+
+  // A block of `bytes` at the end of the scratch region, kPlanAlignment-aligned.
+  BufferRef scratch_block(size_t bytes) {
+    const size_t offset = (out_.scratch_bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+    out_.scratch_bytes = offset + bytes;
+    return BufferRef{Region::kScratch, 0, static_cast<int64_t>(offset)};
+  }
+
+  // The NMS steps between the row filter's selection and its gather (row_nms_steps.h).
+  Status add_row_nms(const RowFilter::GridNms& nms, const BufferRef& output, RowFilterLayout& layout) {
+    if (layout.filter.column != 4 || layout.channels <= kGridBoxChannels) {
+      return invalid_argument("row filter NMS: needs YOLOX rows (objectness in column 4, then classes), got column ",
+                              layout.filter.column, " of ", layout.channels, " channels");
+    }
+    if (nms.strides.empty() || nms.strides.size() > static_cast<size_t>(kMaxGridLevels)) {
+      return invalid_argument("row filter NMS: ", nms.strides.size(), " grid levels, expected 1 to ", kMaxGridLevels);
+    }
+    GridCandidateStep decode{};
+    decode.levels = static_cast<int32_t>(nms.strides.size());
+    int64_t cells = 0;
+    for (size_t l = 0; l < nms.strides.size(); ++l) {
+      const int stride = nms.strides[l];
+      if (stride <= 0) return invalid_argument("row filter NMS: stride ", stride, " is not positive");
+      decode.level[l] = GridLevel{cells, nms.input_width / stride, static_cast<float>(stride)};
+      cells += static_cast<int64_t>(nms.input_width / stride) * (nms.input_height / stride);
+    }
+    if (cells != layout.rows) {
+      return invalid_argument("row filter NMS: a ", nms.input_width, "x", nms.input_height, " input has ", cells,
+                              " grid cells, the output has ", layout.rows, " rows");
+    }
+    if (!(nms.iou_threshold >= 0 && nms.iou_threshold <= 1)) {
+      return invalid_argument("row filter NMS: IoU threshold ", nms.iou_threshold, " is outside [0, 1]");
+    }
+    const int64_t capacity = std::min<int64_t>((layout.rows + 31) / 32 * 32, kMaxNmsCandidates);
+    layout.nms_capacity = capacity;
+    const auto per_batch = [&](int64_t bytes) { return scratch_block(static_cast<size_t>(layout.batch * bytes)); };
+    const BufferRef candidates = per_batch(capacity * static_cast<int64_t>(sizeof(NmsCandidate)));
+    const BufferRef order = per_batch(capacity * static_cast<int64_t>(sizeof(uint32_t)));
+    const BufferRef mask = per_batch(capacity * (capacity / 32) * static_cast<int64_t>(sizeof(uint32_t)));
+
+    decode.batch = layout.batch;
+    decode.rows = layout.rows;
+    decode.channels = layout.channels;
+    decode.capacity = capacity;
+    decode.score_threshold = layout.filter.threshold;
+    LoweredStep candidate_step;
+    candidate_step.params = decode;
+    candidate_step.inputs[0] = output;
+    candidate_step.inputs[1] = layout.index;
+    candidate_step.output = candidates;
+    LoweredStep rank;
+    rank.params = NmsRankStep{{}, layout.batch, layout.rows, capacity};
+    rank.inputs[0] = layout.index;
+    rank.inputs[1] = candidates;
+    rank.output = order;
+    LoweredStep overlap;
+    overlap.params = NmsMaskStep{{}, layout.batch, layout.rows, capacity, nms.iou_threshold, nms.per_class};
+    overlap.inputs[0] = layout.index;
+    overlap.inputs[1] = candidates;
+    overlap.inputs[2] = order;
+    overlap.output = mask;
+    LoweredStep sweep;
+    sweep.params = NmsSweepStep{{}, layout.batch, layout.rows, capacity, nms.max_detections};
+    sweep.inputs[0] = candidates;
+    sweep.inputs[1] = order;
+    sweep.inputs[2] = mask;
+    sweep.output = layout.index;
+    for (LoweredStep* step : {&candidate_step, &rank, &overlap, &sweep}) out_.steps.push_back(std::move(*step));
     return Status::ok();
   }
 

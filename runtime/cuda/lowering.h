@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "runtime/cuda/row_nms_steps.h"
 #include "runtime/cuda/step_kernels.h"
 #include "runtime/graph.h"
 #include "runtime/memory_plan.h"
@@ -43,6 +44,17 @@ struct RowFilter {
   int output = 0;
   int64_t column = 0;
   float threshold = 0;  // > 0, so a zero row never passes
+  // Non-maximum suppression among the passing rows on the device (row_nms_steps.h), so that only
+  // the rows of kept detections come back, best first; needs YOLOX's row layout and column 4.
+  struct GridNms {
+    int input_width = 0;
+    int input_height = 0;
+    std::vector<int> strides;  // one grid level per stride, in output order (YOLOX: 8, 16, 32)
+    float iou_threshold = 0.45f;
+    int max_detections = 0;  // <= 0: all
+    bool per_class = true;
+  };
+  std::optional<GridNms> nms;
 };
 
 struct LoweringOptions {
@@ -64,8 +76,9 @@ struct RowFilterLayout {
   int64_t batch = 0;
   int64_t rows = 0;
   int64_t channels = 0;
-  BufferRef index;    // u32 [batch, rows + 1]: count, then passing row numbers
-  BufferRef compact;  // f32 [batch, rows, channels]: passing rows first
+  BufferRef index;           // u32 [batch, rows + 1]: count, then passing (with NMS: kept) row numbers
+  BufferRef compact;         // f32 [batch, rows, channels]: passing rows first
+  int64_t nms_capacity = 0;  // with NMS: candidates per batch element the device suppresses among
 
   size_t index_bytes() const { return static_cast<size_t>(batch * (rows + 1)) * sizeof(uint32_t); }
   size_t row_bytes() const { return static_cast<size_t>(channels) * sizeof(float); }
@@ -78,7 +91,8 @@ struct CpuFallbackStep {
 
 using StepParams =
     std::variant<ConvStep, UnaryStep, BinaryStep, ChainStep, PoolStep, PlaneMeanStep, SoftmaxStep, ChannelAffineStep,
-                 BlockCopyStep, GatherStep, RowCountResetStep, RowSelectStep, RowGatherStep, CpuFallbackStep>;
+                 BlockCopyStep, GatherStep, RowCountResetStep, RowSelectStep, RowGatherStep, GridCandidateStep,
+                 NmsRankStep, NmsMaskStep, NmsSweepStep, CpuFallbackStep>;
 
 struct LoweredStep {
   NodeId node = -1;  // the node it computes (part of), -1 for the final output copies

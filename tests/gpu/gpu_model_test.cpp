@@ -90,7 +90,8 @@ TEST_CASE(
   REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
   ThreadPool pool(ThreadPool::hardware_threads());
   std::optional<gpu::LoweredPlan> lowered;
-  std::optional<gpu::LoweredPlan> filtered;  // fp32, only rows with objectness >= 0.3 come back
+  std::optional<gpu::LoweredPlan> filtered;    // fp32, only rows with objectness >= 0.3 come back
+  std::optional<gpu::LoweredPlan> suppressed;  // and NMS on the device: only the kept rows come back
   for (const char* name : {"dog.jpg", "person.jpg", "giraffe.jpg", "horses.jpg"}) {
     ASSET_OR_SKIP(image_path, std::string("data/images/") + name);
     INFO("image ", std::string(name));
@@ -102,6 +103,9 @@ TEST_CASE(
     if (!lowered) lowered = lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.fp16_storage = true});
     if (!filtered) {
       filtered = lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.row_filter = gpu::RowFilter{0, 4, 0.3f}});
+      const gpu::RowFilter::GridNms nms{416, 416, {8, 16, 32}, 0.45f, 300, true};
+      suppressed =
+          lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.row_filter = gpu::RowFilter{0, 4, 0.3f, nms}});
     }
     Result<std::vector<Tensor>> expected = cpu->run(inputs);
     REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
@@ -129,6 +133,19 @@ TEST_CASE(
       CHECK(from_rows[k].class_id == want[k].class_id);
       CHECK(iou(from_rows[k].box, want[k].box) >= 0.999f);
       CHECK(std::abs(from_rows[k].score - want[k].score) <= 1e-4f);
+    }
+    // NMS on the device too: the rows of the kept detections, and nothing else, come back.
+    Result<std::vector<Tensor>> kept_rows = gpu::run_lowered_on_host(*graph, *suppressed, inputs, &pool);
+    REQUIRE_MESSAGE(kept_rows.is_ok(), kept_rows.status().to_string());
+    int64_t nonzero = 0;
+    for (int64_t r = 0; r < rows.dim(1); ++r) nonzero += (*kept_rows)[0].data<float>()[r * rows.dim(2) + 4] != 0;
+    MESSAGE(std::string(name), ": with NMS on the device ", nonzero, " rows came back for ", want.size(), " objects");
+    CHECK(nonzero == static_cast<int64_t>(want.size()));
+    const std::vector<Detection> from_kept = yolox_detections((*kept_rows)[0]);
+    REQUIRE(from_kept.size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      CHECK(from_kept[k].class_id == want[k].class_id);
+      CHECK(iou(from_kept[k].box, want[k].box) >= 0.999f);
     }
 
     const std::vector<Detection> got = yolox_detections((*half)[0]);

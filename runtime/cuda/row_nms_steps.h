@@ -1,0 +1,206 @@
+// Greedy non-maximum suppression on the device, after the row filter (step_kernels.h), so that
+// only the rows of the detections that survive leave it. For outputs laid out as YOLOX's
+// ([batch, rows, channels]; per row dx, dy, log w, log h, objectness, then class scores; one row
+// per grid cell, level by level, row-major within a level; models/detect/yolox_decode.h).
+//
+// Per batch element, on the n rows the filter selected (in any order):
+//   GridCandidateStep  decodes each row into a box, its best class and score (objectness times
+//                      that class's score); rows whose score is below the threshold rank last.
+//   NmsRankStep        sorts them by descending score, ties by row (the CPU's stable sort of rows
+//                      decoded in order), each item counting the candidates that go before it.
+//   NmsMaskStep        in parallel, a bit per ordered pair (p, q > p): q overlaps p (IoU above
+//                      the threshold; same class unless class-agnostic).
+//   NmsSweepStep       one item per batch element: keeps a candidate unless a kept one's bit
+//                      suppresses it, up to max_detections, as nms_per_class (models/detect/nms.h)
+//                      does, and rewrites the index buffer to the kept rows, best first.
+// Then RowGatherStep packs those rows as before. Above kMaxNmsCandidates selected rows (a very low
+// threshold on a large input), the steps leave the index as the filter made it, and the CPU runs
+// NMS on every selected row: the result is the same, only the download is larger.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/cuda/step_kernels.h"
+
+namespace edgefuse::gpu {
+
+inline constexpr int kMaxGridLevels = 4;
+inline constexpr int64_t kMaxNmsCandidates = 4096;  // a multiple of 32: the mask's words
+inline constexpr int64_t kGridBoxChannels = 5;      // dx, dy, log w, log h, objectness
+
+// One decoded row. score < 0: below the threshold, never kept.
+struct NmsCandidate {
+  float x1, y1, x2, y2;
+  float score;
+  int32_t class_id;
+  uint32_t row;
+  uint32_t unused;  // 32 bytes
+};
+
+// Cells first_row .. first_row + grid_width * grid_height - 1 of the output, in row-major order.
+struct GridLevel {
+  int64_t first_row = 0;
+  int64_t grid_width = 1;
+  float stride = 1;
+};
+
+// The row filter's selected-row count of batch element b: the first word of its index part.
+EF_HOST_DEVICE inline int64_t selected_rows(const uint32_t* index, int64_t b, int64_t rows) {
+  const auto count = static_cast<int64_t>(index[b * (rows + 1)]);
+  return count < rows ? count : rows;
+}
+
+// Intersection over union with the arithmetic of models/detect/nms.cpp's iou(): an empty overlap
+// or box has area 0, an empty union gives 0.
+EF_HOST_DEVICE inline float box_area(float x1, float y1, float x2, float y2) {
+  const float width = x2 - x1, height = y2 - y1;
+  return width > 0 && height > 0 ? width * height : 0.0f;
+}
+
+EF_HOST_DEVICE inline float candidate_iou(const NmsCandidate& a, const NmsCandidate& b) {
+  const float intersection = box_area(a.x1 > b.x1 ? a.x1 : b.x1, a.y1 > b.y1 ? a.y1 : b.y1, a.x2 < b.x2 ? a.x2 : b.x2,
+                                      a.y2 < b.y2 ? a.y2 : b.y2);
+  const float union_area = box_area(a.x1, a.y1, a.x2, a.y2) + box_area(b.x1, b.y1, b.x2, b.y2) - intersection;
+  return union_area > 0 ? intersection / union_area : 0.0f;
+}
+
+// Whether a goes before b: higher score, then lower row.
+EF_HOST_DEVICE inline bool ranks_before(const NmsCandidate& a, const NmsCandidate& b) {
+  return a.score > b.score || (a.score == b.score && a.row < b.row);
+}
+
+// One item per (batch element, slot): slot k < n decodes selected row index[1 + k]. Operands: the
+// output matrix, the index buffer; output: candidates [batch, capacity].
+struct GridCandidateStep : Operands {
+  int64_t batch = 0;
+  int64_t rows = 0;
+  int64_t channels = 0;
+  int64_t capacity = 0;
+  int32_t levels = 0;
+  GridLevel level[kMaxGridLevels] = {};
+  float score_threshold = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return batch * capacity; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t b = i / capacity, slot = i % capacity;
+    const auto* index = static_cast<const uint32_t*>(in[1]);
+    const int64_t n = selected_rows(index, b, rows);
+    if (n > capacity || slot >= n) return;
+    const uint32_t row = index[b * (rows + 1) + 1 + slot];
+    const int64_t base = (b * rows + row) * channels;
+    // The best class as decode_yolox picks it: the first of equal scores.
+    int32_t best_class = 0;
+    float best = load(0, base + kGridBoxChannels);
+    for (int64_t c = 1; c < channels - kGridBoxChannels; ++c) {
+      const float v = load(0, base + kGridBoxChannels + c);
+      if (v > best) {
+        best = v;
+        best_class = static_cast<int32_t>(c);
+      }
+    }
+    const float score = load(0, base + 4) * best;
+    int32_t l = 0;
+    while (l + 1 < levels && static_cast<int64_t>(row) >= level[l + 1].first_row) ++l;
+    const int64_t cell = static_cast<int64_t>(row) - level[l].first_row;
+    const float s = level[l].stride;
+    const float cx = (load(0, base) + static_cast<float>(cell % level[l].grid_width)) * s;
+    const float cy = (load(0, base + 1) + static_cast<float>(cell / level[l].grid_width)) * s;
+    const float half_w = 0.5f * expf(load(0, base + 2)) * s;
+    const float half_h = 0.5f * expf(load(0, base + 3)) * s;
+    NmsCandidate& c = static_cast<NmsCandidate*>(out)[i];
+    c = NmsCandidate{cx - half_w,
+                     cy - half_h,
+                     cx + half_w,
+                     cy + half_h,
+                     score >= score_threshold ? score : -1.0f,
+                     best_class,
+                     row,
+                     0};
+  }
+};
+
+// One item per (batch element, slot): writes the slot at its place in the order. Operands: the
+// index buffer, the candidates; output: the order (u32 [batch, capacity], slots best first).
+struct NmsRankStep : Operands {
+  int64_t batch = 0;
+  int64_t rows = 0;
+  int64_t capacity = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return batch * capacity; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t b = i / capacity, slot = i % capacity;
+    const int64_t n = selected_rows(static_cast<const uint32_t*>(in[0]), b, rows);
+    if (n > capacity || slot >= n) return;
+    const NmsCandidate* candidates = static_cast<const NmsCandidate*>(in[1]) + b * capacity;
+    const NmsCandidate& self = candidates[slot];
+    int64_t rank = 0;
+    for (int64_t k = 0; k < n; ++k) rank += ranks_before(candidates[k], self) ? 1 : 0;
+    static_cast<uint32_t*>(out)[b * capacity + rank] = static_cast<uint32_t>(slot);
+  }
+};
+
+// One item per (batch element, position p, word w): bit t of the word is set when the candidate at
+// position q = 32 w + t > p overlaps the one at p. Operands: the index buffer, the candidates, the
+// order; output: the mask (u32 [batch, capacity, capacity / 32]).
+struct NmsMaskStep : Operands {
+  int64_t batch = 0;
+  int64_t rows = 0;
+  int64_t capacity = 0;
+  float iou_threshold = 0;
+  bool per_class = true;
+
+  EF_HOST_DEVICE int64_t words() const { return capacity / 32; }
+  EF_HOST_DEVICE int64_t count() const { return batch * capacity * words(); }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t w = i % words(), p = (i / words()) % capacity, b = i / (words() * capacity);
+    const int64_t n = selected_rows(static_cast<const uint32_t*>(in[0]), b, rows);
+    if (n > capacity || p >= n || w * 32 >= n) return;
+    const NmsCandidate* candidates = static_cast<const NmsCandidate*>(in[1]) + b * capacity;
+    const uint32_t* order = static_cast<const uint32_t*>(in[2]) + b * capacity;
+    const NmsCandidate& kept = candidates[order[p]];
+    uint32_t bits = 0;
+    for (int64_t t = 0; t < 32; ++t) {
+      const int64_t q = w * 32 + t;
+      if (q <= p || q >= n) continue;
+      const NmsCandidate& other = candidates[order[q]];
+      if (per_class && other.class_id != kept.class_id) continue;
+      if (candidate_iou(kept, other) > iou_threshold) bits |= 1u << t;
+    }
+    static_cast<uint32_t*>(out)[i] = bits;
+  }
+};
+
+// One item per batch element: the greedy pass over the ordered candidates. Operands: the
+// candidates, the order, the mask; output: the index buffer, rewritten to the kept rows.
+struct NmsSweepStep : Operands {
+  int64_t batch = 0;
+  int64_t rows = 0;
+  int64_t capacity = 0;
+  int64_t max_detections = 0;  // <= 0: all
+
+  EF_HOST_DEVICE int64_t count() const { return batch; }
+  EF_HOST_DEVICE void run(int64_t b) const {
+    uint32_t* index = static_cast<uint32_t*>(out) + b * (rows + 1);
+    const int64_t n = selected_rows(static_cast<const uint32_t*>(out), b, rows);
+    if (n > capacity) return;  // the CPU suppresses among all selected rows
+    const NmsCandidate* candidates = static_cast<const NmsCandidate*>(in[0]) + b * capacity;
+    const uint32_t* order = static_cast<const uint32_t*>(in[1]) + b * capacity;
+    const uint32_t* mask = static_cast<const uint32_t*>(in[2]) + b * capacity * (capacity / 32);
+    const int64_t limit = max_detections > 0 && max_detections < n ? max_detections : n;
+    // Kept positions go to index[1 ..] as they are found (the selected rows there are no longer
+    // read: each candidate carries its row), and become rows at the end.
+    int64_t kept = 0;
+    for (int64_t p = 0; p < n && kept < limit; ++p) {
+      if (!(candidates[order[p]].score >= 0)) break;  // the rest are below the threshold
+      bool suppressed = false;
+      for (int64_t k = 0; k < kept && !suppressed; ++k) {
+        suppressed = ((mask[index[1 + k] * (capacity / 32) + p / 32] >> (p % 32)) & 1u) != 0;
+      }
+      if (!suppressed) index[1 + kept++] = static_cast<uint32_t>(p);
+    }
+    for (int64_t k = 0; k < kept; ++k) index[1 + k] = candidates[order[index[1 + k]]].row;
+    index[0] = static_cast<uint32_t>(kept);
+  }
+};
+
+}  // namespace edgefuse::gpu

@@ -1,0 +1,98 @@
+// NMS on the device after the row filter (runtime/cuda/row_nms_steps.h), through the host
+// emulation: on synthetic YOLOX-layout outputs full of overlapping boxes, equal scores and rows
+// below the threshold, the rows that come back decode to exactly what the CPU's decoding and NMS
+// give on the whole output, and they are only the kept detections' rows.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "runtime/cuda/host_runner.h"
+#include "runtime/memory_plan.h"
+#include "tests/gpu/gpu_op_cases.h"
+#include "tests/gpu/grid_rows.h"
+
+namespace edgefuse::test {
+namespace {
+
+struct NmsCase {
+  const char* name;
+  GridRowsSpec rows;
+  NmsSettings nms;
+};
+
+void check_case(const NmsCase& c) {
+  INFO("case: ", std::string(c.name));
+  std::mt19937 rng(static_cast<unsigned>(c.rows.width * 31 + c.nms.max_detections));
+  const Tensor input = synthetic_grid_rows(c.rows, c.nms.score_threshold, rng);
+  const std::shared_ptr<const Graph> graph = pass_through_graph(input.shape());
+  const gpu::RowFilter::GridNms grid{c.rows.width,        c.rows.height,        {8, 16, 32},
+                                     c.nms.iou_threshold, c.nms.max_detections, c.nms.per_class};
+  const std::vector<Tensor> inputs = {input};
+  const gpu::LoweredPlan lowered = lower_for_inputs(
+      *graph, inputs, gpu::LoweringOptions{.row_filter = gpu::RowFilter{0, 4, c.nms.score_threshold, grid}});
+  REQUIRE(lowered.fallback_count() == 0);
+  ThreadPool pool(2);
+  Result<std::vector<Tensor>> back = gpu::run_lowered_on_host(*graph, lowered, inputs, &pool);
+  REQUIRE_MESSAGE(back.is_ok(), back.status().to_string());
+  const int64_t rows = input.dim(1), channels = input.dim(2);
+  for (int64_t b = 0; b < c.rows.batch; ++b) {
+    const std::vector<Detection> want = grid_detections(input, b, c.rows.width, c.rows.height, c.nms);
+    const std::vector<Detection> got = grid_detections((*back)[0], b, c.rows.width, c.rows.height, c.nms);
+    int64_t selected = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      selected += input.data<float>()[(b * rows + r) * channels + 4] >= c.nms.score_threshold ? 1 : 0;
+    }
+    MESSAGE(std::string(c.name), " [", b, "]: ", selected, " rows selected, ", want.size(), " kept, ",
+            rows_back((*back)[0], b), " rows back");
+    CHECK(want.size() > 1);
+    // The same rows, so the CPU makes the same boxes from them, bit for bit.
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      INFO("detection ", k);
+      CHECK(got[k].class_id == want[k].class_id);
+      CHECK(got[k].score == want[k].score);
+      CHECK(got[k].box.x1 == want[k].box.x1);
+      CHECK(got[k].box.y2 == want[k].box.y2);
+    }
+    // Only the kept rows left the device, unless more rows were selected than it suppresses among.
+    const int64_t expected_back = selected > gpu::kMaxNmsCandidates ? selected : static_cast<int64_t>(want.size());
+    CHECK(rows_back((*back)[0], b) == expected_back);
+  }
+}
+
+TEST_CASE("NMS on the device keeps exactly the CPU's detections, and only their rows come back") {
+  check_case({"128x128, 3 classes, batch 2", {.batch = 2, .width = 128, .height = 128}, {}});
+  check_case({"at most 5 kept", {.width = 128, .height = 96}, {.max_detections = 5}});
+  check_case({"class-agnostic, one class", {.width = 96, .height = 128, .classes = 1}, {.per_class = false}});
+  check_case({"a strict IoU threshold", {.width = 128, .height = 128, .classes = 2}, {.iou_threshold = 0.1f}});
+  // 3549 candidates: every word of a 3552-wide mask, and word boundaries inside runs of overlaps.
+  check_case({"416x416, every row selected", {.width = 416, .height = 416, .selected_fraction = 1.0f}, {}});
+}
+
+TEST_CASE("above the device's candidate capacity every selected row comes back, and the CPU suppresses") {
+  // 544x544: 6069 cells, all selected: more than kMaxNmsCandidates.
+  check_case({"544x544, every row selected", {.width = 544, .height = 544, .selected_fraction = 1.0f}, {}});
+}
+
+TEST_CASE("NMS on the device refuses outputs that are not laid out as YOLOX grids") {
+  const std::shared_ptr<const Graph> graph = pass_through_graph({1, 84, 8});
+  const std::vector<TensorDesc> descs = {TensorDesc{DType::kF32, {1, 84, 8}}};
+  const auto lower = [&](gpu::RowFilter filter) {
+    Result<MemoryPlan> plan = plan_memory(*graph, descs);
+    REQUIRE(plan.is_ok());
+    return gpu::lower_plan(*graph, std::move(*plan), gpu::LoweringOptions{.row_filter = filter}).status();
+  };
+  const gpu::RowFilter::GridNms grid{64, 64, {8, 16, 32}, 0.45f, 0, true};  // 64 + 16 + 4 = 84 cells
+  CHECK(lower({0, 4, 0.3f, grid}).is_ok());
+  gpu::RowFilter::GridNms wrong_size = grid;
+  wrong_size.input_width = 72;
+  CHECK(lower({0, 4, 0.3f, wrong_size}).message().find("has 92 grid cells, the output has 84 rows") !=
+        std::string::npos);
+  CHECK(lower({0, 3, 0.3f, grid}).message().find("objectness in column 4") != std::string::npos);
+  gpu::RowFilter::GridNms no_levels = grid;
+  no_levels.strides.clear();
+  CHECK(lower({0, 4, 0.3f, no_levels}).message().find("0 grid levels") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace edgefuse::test

@@ -1,0 +1,57 @@
+#include "tests/gpu/grid_rows.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "models/detect/nms.h"
+#include "models/detect/yolox_decode.h"
+#include "tests/fusion/fusion_test_graphs.h"
+
+namespace edgefuse::test {
+
+Tensor synthetic_grid_rows(const GridRowsSpec& spec, float threshold, std::mt19937& rng) {
+  const int64_t rows = yolox_cell_count(spec.width, spec.height), channels = kYoloxBoxChannels + spec.classes;
+  Tensor t = Tensor::empty(DType::kF32, {spec.batch, rows, channels});
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f), offset(-1.0f, 2.0f), log_size(1.0f, 3.0f);
+  float* data = t.data<float>();
+  for (int64_t r = 0; r < spec.batch * rows; ++r) {
+    float* row = data + r * channels;
+    row[0] = offset(rng);
+    row[1] = offset(rng);
+    row[2] = unit(rng) < 0.02f ? -30.0f : log_size(rng);
+    row[3] = log_size(rng);
+    const bool selected = unit(rng) < spec.selected_fraction;
+    row[4] = selected ? threshold + (1 - threshold) * unit(rng) : threshold * unit(rng);
+    for (int64_t k = 0; k < spec.classes; ++k) row[kYoloxBoxChannels + k] = unit(rng);
+    if (selected && r >= 50 && r % 10 == 0) std::copy(row - 50 * channels + 4, row - 49 * channels, row + 4);
+  }
+  return t;
+}
+
+std::shared_ptr<const Graph> pass_through_graph(const Shape& shape) {
+  GraphMaker m;
+  m.output(m.node(OpKind::kAdd, {m.input(shape), m.constant(Tensor::from_vector<float>({1}, {0.0f}))}));
+  return std::make_shared<const Graph>(std::move(m.graph()));
+}
+
+std::vector<Detection> grid_detections(const Tensor& rows, int64_t b, int width, int height,
+                                       const NmsSettings& settings) {
+  const int64_t anchors = rows.dim(1), channels = rows.dim(2);
+  DecodeResult decoded = decode_yolox(rows.data<float>() + b * anchors * channels, anchors, channels, width, height,
+                                      settings.score_threshold);
+  REQUIRE_MESSAGE(decoded.error.empty(), decoded.error);
+  return settings.per_class
+             ? nms_per_class(std::move(decoded.detections), settings.iou_threshold, settings.max_detections)
+             : nms_class_agnostic(std::move(decoded.detections), settings.iou_threshold, settings.max_detections);
+}
+
+int64_t rows_back(const Tensor& rows, int64_t b) {
+  const int64_t anchors = rows.dim(1), channels = rows.dim(2);
+  const float* data = rows.data<float>() + b * anchors * channels;
+  int64_t count = 0;
+  for (int64_t r = 0; r < anchors; ++r) count += data[r * channels + 4] != 0 ? 1 : 0;
+  return count;
+}
+
+}  // namespace edgefuse::test

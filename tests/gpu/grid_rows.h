@@ -1,0 +1,44 @@
+// Synthetic detector outputs in YOLOX's row layout for the device NMS tests (host emulation in
+// tests/gpu, device runs in tests/cuda): boxes that overlap their neighbours, equal scores, rows on
+// both sides of the threshold; and the CPU's decoding and NMS of them, the reference.
+#pragma once
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "models/detect/detection.h"
+#include "runtime/graph.h"
+#include "runtime/tensor.h"
+
+namespace edgefuse::test {
+
+struct GridRowsSpec {
+  int64_t batch = 1;
+  int width = 0, height = 0;  // the input the grid cells (strides 8, 16, 32) tile
+  int64_t classes = 3;
+  float selected_fraction = 0.4f;  // rows with objectness at or above the threshold
+};
+
+// [batch, cells, 5 + classes]: boxes of 3 to 20 cells; every tenth selected row from the 50th on
+// copies the scores of the row 50 before it (equal scores); 2 % of the boxes are empty.
+Tensor synthetic_grid_rows(const GridRowsSpec& spec, float threshold, std::mt19937& rng);
+
+// A graph whose one output is its input plus 0: the rows as a graph output, bit for bit.
+std::shared_ptr<const Graph> pass_through_graph(const Shape& shape);
+
+struct NmsSettings {
+  float score_threshold = 0.3f;
+  float iou_threshold = 0.45f;
+  int max_detections = 0;  // <= 0: all
+  bool per_class = true;
+};
+
+// Batch element b of `rows` decoded for a width x height input (decode_yolox), then NMS.
+std::vector<Detection> grid_detections(const Tensor& rows, int64_t b, int width, int height,
+                                       const NmsSettings& settings);
+
+// Rows of batch element b that came back from a row filter (objectness != 0; the rest are zeros).
+int64_t rows_back(const Tensor& rows, int64_t b);
+
+}  // namespace edgefuse::test
