@@ -29,7 +29,9 @@ namespace {
 // The node's permutation: its perm attribute, or the reversal of its input's dims (ONNX's
 // default), when that input's rank is known; nullopt when it is neither or not a permutation.
 std::optional<std::vector<int64_t>> permutation(const Graph& graph, const Node& node) {
-  if (node.op != OpKind::kTranspose || !node.has_input(0) || node.outputs.size() != 1) return std::nullopt;
+  if (node.op != OpKind::kTranspose || node.inputs.size() != 1 || !node.has_input(0) || node.outputs.size() != 1) {
+    return std::nullopt;  // one that transposes a fused Concat (several inputs) stays as it is
+  }
   std::vector<int64_t> perm = node.attrs.get_ints("perm");
   if (perm.empty()) {
     const auto rank = static_cast<int64_t>(graph.value(node.inputs[0]).desc.shape.size());

@@ -20,12 +20,14 @@ struct PassEntry {
 // BatchNorm, not the Conv; the residual Add is fused before the activation, which the Conv
 // epilogue applies after the residual; an Add after an activation that is fused already is then
 // fused as a residual after the activation. Transposes are folded once constants are (a Transpose
-// of a constant is folded away there). Pointwise chains are fused after the Conv epilogues, so
-// they take only what those leave. The MaxPool cascade is independent of the rest.
+// of a constant is folded away there), and merged with each other before one takes a Concat.
+// Pointwise chains are fused after the Conv epilogues, so they take only what those leave. The
+// MaxPool cascade is independent of the rest.
 constexpr PassEntry kPasses[] = {
     {"eliminate_identity", fusion::eliminate_identity},
     {"fold_constants", fusion::fold_constants},
     {"fold_transposes", fusion::fold_transposes},
+    {"fold_concat_into_transpose", fusion::fold_concat_into_transpose},
     {"fold_space_to_depth_into_conv", fusion::fold_space_to_depth_into_conv},
     {"fold_batchnorm_into_conv", fusion::fold_batchnorm_into_conv},
     {"fuse_conv_add", fusion::fuse_conv_add},

@@ -14,6 +14,8 @@ Status eliminate_identity(Graph& graph, PassReport& report);
 Status fold_constants(Graph& graph, PassReport& report);
 // Merges consecutive Transposes, drops identity ones, and folds 2-D ones into Gemm's transA/transB.
 Status fold_transposes(Graph& graph, PassReport& report);
+// Lets a Transpose that is a Concat's only reader take the Concat's inputs, each permuted into its block.
+Status fold_concat_into_transpose(Graph& graph, PassReport& report);
 // Folds the Focus stem (four phase Slices + Concat on channels) into the following Conv's weights.
 Status fold_space_to_depth_into_conv(Graph& graph, PassReport& report);
 // Scales a Conv's constant weight and bias by the BatchNormalization that follows it.

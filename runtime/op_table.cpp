@@ -49,7 +49,7 @@ constexpr OpDef kOpTable[] = {
   {OpKind::kFlatten,            "Flatten",             1, 1,    1, 1, infer_flatten,            reference_copy_input,         nullptr},
   {OpKind::kSqueeze,            "Squeeze",             1, 2,    1, 1, infer_squeeze,            reference_copy_input,         nullptr},
   {OpKind::kUnsqueeze,          "Unsqueeze",           2, 2,    1, 1, infer_unsqueeze,          reference_copy_input,         nullptr},
-  {OpKind::kTranspose,          "Transpose",           1, 1,    1, 1, infer_transpose,          reference_transpose,          nullptr},
+  {OpKind::kTranspose,          "Transpose",           1, kMany, 1, 1, infer_transpose,          reference_transpose,          nullptr},
   {OpKind::kGather,             "Gather",              2, 2,    1, 1, infer_gather,             reference_gather,             nullptr},
   {OpKind::kPad,                "Pad",                 2, 3,    1, 1, infer_pad,                reference_pad,                nullptr},
   {OpKind::kShape,              "Shape",               1, 1,    1, 1, infer_shape,              reference_shape,              nullptr},

@@ -4,12 +4,14 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <type_traits>
 
 #include "runtime/op_table.h"
 #include "runtime/ops/broadcast.h"
 #include "runtime/ops/conv_epilogue.h"
 #include "runtime/ops/conv_problem.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/pointwise_chain.h"
 #include "runtime/ops/pool_problem.h"
 
@@ -761,6 +763,7 @@ class Lowerer {
   // Ops that only move elements: the CPU reference kernel runs once on the element numbers
   // (1-based, so Pad's fill of 0 reads as "no source") and its output is the gather map.
   Result<StepsOrFallback> lower_gather(const Node& node) {
+    if (node.op == OpKind::kTranspose && node.attrs.has(kTransposeConcatAxis)) return lower_transpose_of_concat(node);
     const ValueId data = node.inputs[0];
     const TensorDesc& in = desc(data);
     const TensorDesc& out = desc(node.outputs[0]);
@@ -803,6 +806,61 @@ class Lowerer {
     step.inputs[1] = add_constant(from.data(), from.size() * sizeof(int32_t));
     std::vector<LoweredStep> steps;
     if (s.count() > 0) steps.push_back(std::move(step));
+    return StepsOrFallback{std::move(steps)};
+  }
+
+  // A Transpose of a fused Concat (kTransposeConcatAxis): per input, a gather of its own
+  // permutation into its block of the output (one block per input, as the fuser guarantees).
+  Result<StepsOrFallback> lower_transpose_of_concat(const Node& node) {
+    const TensorDesc& out = desc(node.outputs[0]);
+    const size_t rank = out.shape.size();
+    std::vector<int64_t> perm = node.attrs.get_ints("perm");
+    if (perm.empty()) {
+      perm.resize(rank);
+      std::iota(perm.rbegin(), perm.rend(), int64_t{0});
+    }
+    int64_t axis = node.attrs.get_int(kTransposeConcatAxis, 0);
+    axis = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+    const auto moved_to = static_cast<size_t>(std::find(perm.begin(), perm.end(), axis) - perm.begin());
+    int64_t block = 1;  // output elements per index of the concatenated axis
+    for (size_t d = moved_to + 1; d < rank; ++d) block *= out.shape[d];
+    const BufferRef output = operand(node.outputs[0]);
+    const int64_t stored_bytes = output.half ? 2 : static_cast<int64_t>(dtype_size(out.dtype));
+    std::vector<LoweredStep> steps;
+    int64_t at = 0;
+    for (ValueId input : node.inputs) {
+      const Shape& in = desc(input).shape;
+      if (shape_numel(in) > INT32_MAX) return StepsOrFallback{not_lowered("Transpose input beyond 2^31 elements")};
+      // from[j]: the input element at output position j of this part, by an odometer over the
+      // part's dims (the input's, permuted) with the input's strides.
+      Shape part(rank);
+      std::vector<int64_t> strides(rank), in_strides(rank, 1);
+      for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * in[d];
+      for (size_t d = 0; d < rank; ++d) {
+        part[d] = in[static_cast<size_t>(perm[d])];
+        strides[d] = in_strides[static_cast<size_t>(perm[d])];
+      }
+      std::vector<int32_t> from(static_cast<size_t>(shape_numel(part)));
+      std::vector<int64_t> index(rank, 0);
+      int64_t offset = 0;
+      for (int32_t& f : from) {
+        f = static_cast<int32_t>(offset);
+        for (size_t d = rank; d-- > 0;) {
+          offset += strides[d];
+          if (++index[d] < part[d]) break;
+          offset -= index[d] * strides[d];
+          index[d] = 0;
+        }
+      }
+      GatherStep s;
+      s.element_bytes = static_cast<int>(dtype_size(out.dtype));
+      s.elements = static_cast<int64_t>(from.size());
+      LoweredStep step = step_for(node, s, {input});
+      step.inputs[1] = add_constant(from.data(), from.size() * sizeof(int32_t));
+      step.output.offset += at * block * stored_bytes;
+      at += in[static_cast<size_t>(axis)];
+      if (s.count() > 0) steps.push_back(std::move(step));
+    }
     return StepsOrFallback{std::move(steps)};
   }
 
@@ -871,9 +929,9 @@ void* resolve(const Bindings& bindings, const BufferRef& ref) {
     case Region::kConstants:
       return const_cast<std::byte*>(static_cast<const std::byte*>(bindings.constants)) + ref.offset;
     case Region::kInput:
-      return const_cast<void*>(bindings.inputs[static_cast<size_t>(ref.index)]);
+      return static_cast<std::byte*>(const_cast<void*>(bindings.inputs[static_cast<size_t>(ref.index)])) + ref.offset;
     case Region::kOutput:
-      return bindings.outputs[static_cast<size_t>(ref.index)];
+      return static_cast<std::byte*>(bindings.outputs[static_cast<size_t>(ref.index)]) + ref.offset;
     case Region::kScratch:
       return static_cast<std::byte*>(bindings.scratch) + ref.offset;
   }

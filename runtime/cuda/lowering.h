@@ -28,7 +28,7 @@ namespace edgefuse::gpu {
 enum class Region : uint8_t { kNone, kArena, kConstants, kInput, kOutput, kScratch };
 
 // Where a value's bytes are: `offset` bytes into the arena, the constants or the scratch (the row
-// filter's buffers), or graph input or output number `index`; `half`: f32 values stored as
+// filter's buffers), or into graph input or output number `index`; `half`: f32 values stored as
 // binary16 (fp16 storage mode).
 struct BufferRef {
   Region region = Region::kNone;

@@ -30,13 +30,16 @@ const unsigned char* bytes(const Tensor& t) {
 
 // ---- Concat ---------------------------------------------------------------------------------
 
-Status infer_concat(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs) {
-  if (!node.attrs.has("axis")) return invalid_model("attribute 'axis' is required");
+namespace {
+
+// The description of `inputs` concatenated on `axis_attribute` (Concat, and a Transpose that
+// fuses one).
+Result<TensorDesc> concatenation(std::span<const Tensor* const> inputs, int64_t axis_attribute) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] == nullptr) return invalid_argument("input ", i, " is missing");
   }
   const Tensor& first = *inputs[0];
-  EF_ASSIGN_OR_RETURN(int axis, normalize_axis(node.attrs.get_int("axis", 0), first.rank(), "axis"));
+  EF_ASSIGN_OR_RETURN(int axis, normalize_axis(axis_attribute, first.rank(), "axis"));
   Shape shape = first.shape();
   shape[static_cast<size_t>(axis)] = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -52,7 +55,15 @@ Status infer_concat(const Node& node, std::span<const Tensor* const> inputs, std
     }
     shape[static_cast<size_t>(axis)] += in.dim(axis);
   }
-  outputs = {TensorDesc{first.dtype(), std::move(shape)}};
+  return TensorDesc{first.dtype(), std::move(shape)};
+}
+
+}  // namespace
+
+Status infer_concat(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs) {
+  if (!node.attrs.has("axis")) return invalid_model("attribute 'axis' is required");
+  EF_ASSIGN_OR_RETURN(TensorDesc desc, concatenation(inputs, node.attrs.get_int("axis", 0)));
+  outputs = {std::move(desc)};
   return Status::ok();
 }
 
@@ -264,22 +275,56 @@ Result<std::vector<int64_t>> read_perm(const Node& node, int rank) {
 
 Status infer_transpose(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs) {
   EF_RETURN_IF_ERROR(require_input(inputs, 0, "data"));
-  const Tensor& in = *inputs[0];
-  EF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, read_perm(node, in.rank()));
+  const bool fused_concat = node.attrs.has(kTransposeConcatAxis);
+  if (inputs.size() > 1 && !fused_concat) {
+    return invalid_model("Transpose has ", inputs.size(), " inputs without attribute '", kTransposeConcatAxis, "'");
+  }
+  TensorDesc in{inputs[0]->dtype(), inputs[0]->shape()};
+  if (fused_concat) {
+    EF_ASSIGN_OR_RETURN(in, concatenation(inputs, node.attrs.get_int(kTransposeConcatAxis, 0)));
+  }
+  EF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, read_perm(node, static_cast<int>(in.shape.size())));
   Shape shape(perm.size());
-  for (size_t d = 0; d < perm.size(); ++d) shape[d] = in.dim(static_cast<int>(perm[d]));
-  outputs = {TensorDesc{in.dtype(), std::move(shape)}};
+  for (size_t d = 0; d < perm.size(); ++d) shape[d] = in.shape[static_cast<size_t>(perm[d])];
+  if (fused_concat) {
+    // Each input's part must be one block of the output (see kTransposeConcatAxis).
+    const int axis = normalize_axis(node.attrs.get_int(kTransposeConcatAxis, 0), in.rank(), "axis").value();
+    const auto moved_to = static_cast<size_t>(std::find(perm.begin(), perm.end(), axis) - perm.begin());
+    if (product(shape, 0, moved_to) != 1) {
+      return invalid_argument("the concatenated axis ", axis, " moves to axis ", moved_to, " of output ",
+                              shape_to_string(shape), ", after dims other than 1");
+    }
+  }
+  outputs = {TensorDesc{in.dtype, std::move(shape)}};
   return Status::ok();
 }
 
+// Each input permuted into its block of the output: with a fused Concat, input i's block starts
+// after the earlier inputs' parts of the concatenated axis (infer_transpose checked it is one).
 Status reference_transpose(const KernelArgs& args) {
-  const Tensor& in = *args.inputs[0];
-  EF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, read_perm(args.node, in.rank()));
-  const std::vector<int64_t> in_strides = contiguous_strides(in.shape());
-  std::vector<int64_t> strides(perm.size());
-  for (size_t d = 0; d < perm.size(); ++d) strides[d] = in_strides[static_cast<size_t>(perm[d])];
-  copy_strided(in.raw_data(), 0, args.outputs[0]->shape(), strides, args.outputs[0]->raw_data(), dtype_size(in.dtype()),
-               args.pool);
+  Tensor& out = *args.outputs[0];
+  EF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, read_perm(args.node, out.rank()));
+  const size_t element_size = dtype_size(out.dtype());
+  int axis = 0;
+  int64_t block = 0;  // output elements per index of the concatenated axis
+  if (args.node.attrs.has(kTransposeConcatAxis)) {
+    axis = normalize_axis(args.node.attrs.get_int(kTransposeConcatAxis, 0), out.rank(), "axis").value();
+    const auto moved_to = static_cast<size_t>(std::find(perm.begin(), perm.end(), axis) - perm.begin());
+    block = product(out.shape(), moved_to + 1, out.shape().size());
+  }
+  int64_t at = 0;
+  for (const Tensor* in : args.inputs) {
+    const std::vector<int64_t> in_strides = contiguous_strides(in->shape());
+    Shape shape(perm.size());
+    std::vector<int64_t> strides(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d) {
+      shape[d] = in->dim(static_cast<int>(perm[d]));
+      strides[d] = in_strides[static_cast<size_t>(perm[d])];
+    }
+    copy_strided(in->raw_data(), 0, shape, strides, bytes(out) + at * block * static_cast<int64_t>(element_size),
+                 element_size, args.pool);
+    at += in->dim(axis);
+  }
   return Status::ok();
 }
 

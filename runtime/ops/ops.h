@@ -74,6 +74,11 @@ EF_DECLARE_INFER(slice)
 EF_DECLARE_REFERENCE(slice)
 EF_DECLARE_INFER(transpose)
 EF_DECLARE_REFERENCE(transpose)
+// A Transpose with this attribute (the fuser's fold_concat_into_transpose) permutes the
+// concatenation of its inputs on that axis, as a Concat(axis) feeding it would have made; each
+// input's part of the output must be one contiguous block (output dims before the concatenated
+// axis's new place all 1).
+inline constexpr const char* kTransposeConcatAxis = "fused_concat_axis";
 EF_DECLARE_INFER(gather)
 EF_DECLARE_REFERENCE(gather)
 EF_DECLARE_INFER(pad)

@@ -7,7 +7,9 @@
 
 #include "fusion/pass_manager.h"
 #include "fusion/passes.h"
+#include "runtime/memory_plan.h"
 #include "runtime/ops/conv_problem.h"
+#include "runtime/ops/ops.h"
 #include "tests/fusion/fusion_test_graphs.h"
 
 namespace edgefuse::test {
@@ -416,6 +418,64 @@ TEST_CASE("fold_transposes folds 2-D Transposes into Gemm, and keeps shared and 
   }
 }
 
+TEST_CASE("fold_concat_into_transpose lets a Transpose take its Concat's inputs when each is one block") {
+  GraphMaker m;
+  Attributes on_cells;
+  on_cells.set("axis", int64_t{2});
+  // The YOLOX head's tail: three levels [1, 5, cells] joined on the cells, then [1, cells, 5].
+  const ValueId levels =
+      m.node(OpKind::kConcat, {m.input({1, 5, 12}), m.input({1, 5, 6}), m.input({1, 5, 3})}, on_cells);
+  m.output(m.node(OpKind::kTranspose, {levels}, perm({0, 2, 1})));
+  // No perm (the reversal): axis 1 of [3, 6] lands first, so it folds too.
+  Attributes on_columns;
+  on_columns.set("axis", int64_t{1});
+  const ValueId columns = m.node(OpKind::kConcat, {m.input({3, 2}), m.input({3, 4})}, on_columns);
+  m.output(m.node(OpKind::kTranspose, {columns}));
+  // Kept: axis 2 lands after a dim of 2, so an input's part is not one block of the output.
+  const ValueId batched = m.node(OpKind::kConcat, {m.input({2, 5, 4}), m.input({2, 5, 3})}, on_cells);
+  m.output(m.node(OpKind::kTranspose, {batched}, perm({0, 2, 1})));
+  // Kept: the Concat has another reader, or is a graph output.
+  const ValueId shared = m.node(OpKind::kConcat, {m.input({1, 5, 4}), m.input({1, 5, 2})}, on_cells);
+  m.output(m.node(OpKind::kTranspose, {shared}, perm({0, 2, 1})));
+  m.output(m.node(OpKind::kRelu, {shared}));
+  const ValueId exposed = m.node(OpKind::kConcat, {m.input({1, 5, 4}), m.input({1, 5, 2})}, on_cells);
+  m.output(exposed);
+  m.output(m.node(OpKind::kTranspose, {exposed}, perm({0, 2, 1})));
+  const Graph fused = apply_and_compare(m.graph(), fusion::fold_concat_into_transpose, 2);
+  CHECK(count_nodes(fused, OpKind::kConcat) == 3);
+  int taking = 0;
+  for (const Node& node : fused.nodes()) {
+    if (node.op != OpKind::kTranspose || !node.attrs.has(kTransposeConcatAxis)) continue;
+    ++taking;
+    CHECK((node.inputs.size() == 3 || node.inputs.size() == 2));
+    for (ValueId input : node.inputs) CHECK(fused.value(input).producer < 0);  // the graph inputs themselves
+  }
+  CHECK(taking == 2);
+  // Movement only: the outputs are equal bit for bit.
+  std::mt19937 rng(12);
+  const std::vector<Tensor> inputs = random_inputs_for(m.graph(), rng);
+  CHECK(max_relative_l2(run_graph(fused, inputs, false), run_graph(m.graph(), inputs, true)) == 0.0);
+}
+
+TEST_CASE("a Transpose with several inputs needs the fused Concat axis, and blocks that are contiguous") {
+  const auto infer = [](Attributes attrs, std::vector<Shape> shapes) {
+    GraphMaker m;
+    std::vector<ValueId> inputs;
+    for (const Shape& shape : shapes) inputs.push_back(m.input(shape));
+    m.output(m.node(OpKind::kTranspose, inputs, std::move(attrs)));
+    std::vector<TensorDesc> descs;
+    for (const Shape& shape : shapes) descs.push_back(TensorDesc{DType::kF32, shape});
+    return plan_memory(m.graph(), descs).status();
+  };
+  CHECK(infer(perm({0, 2, 1}), {{1, 5, 4}, {1, 5, 2}}).message().find("without attribute 'fused_concat_axis'") !=
+        std::string::npos);
+  Attributes fused = perm({0, 2, 1});
+  fused.set(kTransposeConcatAxis, int64_t{2});
+  CHECK(infer(fused, {{1, 5, 4}, {1, 5, 2}}).is_ok());
+  CHECK(infer(fused, {{2, 5, 4}, {2, 5, 2}}).message().find("after dims other than 1") != std::string::npos);
+  CHECK(infer(fused, {{1, 5, 4}, {1, 6, 2}}).message().find("incompatible with input 0") != std::string::npos);
+}
+
 TEST_CASE("fold_transposes lets a dense Conv read an NHWC input's Transpose channels-last, and no other") {
   std::mt19937 rng(4);
   GraphMaker m;
@@ -475,12 +535,20 @@ TEST_CASE("optimize_graph runs the passes in order, verifies, and can be switche
   Graph fused = m.graph();
   Result<std::vector<PassReport>> reports = optimize_graph(fused);
   REQUIRE(reports.is_ok());
-  REQUIRE(reports->size() == 11);
-  const char* const order[] = {
-      "eliminate_identity",         "fold_constants",        "fold_transposes",      "fold_space_to_depth_into_conv",
-      "fold_batchnorm_into_conv",   "fuse_conv_add",         "fuse_conv_activation", "fuse_conv_activation_add",
-      "trim_zero_padded_residuals", "fuse_pointwise_chains", "cascade_spp_maxpools"};
-  const int changes[] = {1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0};
+  REQUIRE(reports->size() == 12);
+  const char* const order[] = {"eliminate_identity",
+                               "fold_constants",
+                               "fold_transposes",
+                               "fold_concat_into_transpose",
+                               "fold_space_to_depth_into_conv",
+                               "fold_batchnorm_into_conv",
+                               "fuse_conv_add",
+                               "fuse_conv_activation",
+                               "fuse_conv_activation_add",
+                               "trim_zero_padded_residuals",
+                               "fuse_pointwise_chains",
+                               "cascade_spp_maxpools"};
+  const int changes[] = {1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0};
   for (size_t i = 0; i < reports->size(); ++i) {
     CHECK((*reports)[i].pass == order[i]);
     CHECK((*reports)[i].changes == changes[i]);

@@ -7,6 +7,7 @@
 
 #include "runtime/memory_plan.h"
 #include "runtime/ops/conv_problem.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/pointwise_chain.h"
 #include "tests/fusion/fusion_test_graphs.h"
 #include "tests/support/numerics.h"
@@ -292,6 +293,22 @@ void add_movement_cases(CaseBuilder& b) {
         Attributes axis;
         axis.set("axis", int64_t{3});
         m.output(m.node(OpKind::kGather, {x, ints(m, {5, 0, 0, 2})}, axis));
+      },
+      true);
+  b.add(
+      "transposes of fused Concats (a detector head's levels): into a graph output, and into the arena",
+      [](GraphMaker& m, std::mt19937&) {
+        Attributes head;
+        head.set("perm", std::vector<int64_t>{0, 2, 1});
+        head.set(kTransposeConcatAxis, int64_t{2});
+        std::vector<ValueId> levels;
+        for (int64_t cells : {12, 5, 3}) levels.push_back(m.node(OpKind::kRelu, {m.input({1, 7, cells})}));
+        m.output(m.node(OpKind::kTranspose, levels, head));  // [1, 20, 7]
+        // No perm (the reversal) of [2, 3] and [2, 4] joined on axis 1: [7, 2], then read in the arena.
+        Attributes reversal;
+        reversal.set(kTransposeConcatAxis, int64_t{1});
+        const ValueId joined = m.node(OpKind::kTranspose, {m.input({2, 3}), m.input({2, 4})}, reversal);
+        m.output(m.node(OpKind::kRelu, {joined}));
       },
       true);
 }

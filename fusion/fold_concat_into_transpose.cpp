@@ -1,0 +1,80 @@
+// fold_concat_into_transpose: a Concat read only by a Transpose becomes part of it: the Transpose
+// reads the Concat's inputs and permutes their concatenation (kTransposeConcatAxis, ops.h), each
+// input straight into its block of the output, so the concatenated tensor is never written.
+// Detector heads end this way: YOLOX concatenates its three levels' [1, 85, cells] on the cells
+// and transposes the result to [1, cells, 85], a copy of the whole output for nothing.
+//
+// Legality: the Concat's output has one reader, that Transpose's data input, and is not a graph
+// output; its shape is static; the Transpose's permutation is known (perm, or the reversal) and
+// moves the concatenated axis after dims that are all 1, so each input's part of the output is one
+// contiguous block; the Transpose does not fuse a Concat already.
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <vector>
+
+#include "fusion/graph_edit.h"
+#include "fusion/passes.h"
+#include "runtime/ops/ops.h"
+
+namespace edgefuse::fusion {
+
+namespace {
+
+// perm, or the reversal of `rank` dims when it is absent; nullopt when it is not a permutation.
+std::optional<std::vector<int64_t>> permutation_of(const Node& transpose, size_t rank) {
+  std::vector<int64_t> perm = transpose.attrs.get_ints("perm");
+  if (perm.empty()) {
+    perm.resize(rank);
+    std::iota(perm.rbegin(), perm.rend(), int64_t{0});
+  }
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] != static_cast<int64_t>(i)) return std::nullopt;
+  }
+  return perm.size() == rank ? std::optional(perm) : std::nullopt;
+}
+
+}  // namespace
+
+Status fold_concat_into_transpose(Graph& graph, PassReport& report) {
+  std::vector<bool> dead(graph.nodes().size(), false);
+  const std::vector<std::vector<NodeId>> consumers = value_consumers(graph);
+  const std::vector<std::optional<TensorDesc>> descs = static_value_descs(graph);
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& concat = graph.nodes()[n];
+    if (concat.op != OpKind::kConcat || concat.outputs.size() != 1 || !concat.attrs.has("axis")) continue;
+    const ValueId joined = concat.outputs[0];
+    const std::vector<NodeId>& readers = consumers[static_cast<size_t>(joined)];
+    const std::optional<TensorDesc>& desc = descs[static_cast<size_t>(joined)];
+    if (readers.size() != 1 || is_graph_output(graph, joined) || !desc) continue;
+    Node& transpose = graph.nodes()[static_cast<size_t>(readers.front())];
+    if (transpose.op != OpKind::kTranspose || transpose.inputs.size() != 1 || transpose.inputs[0] != joined ||
+        transpose.attrs.has(kTransposeConcatAxis)) {
+      continue;
+    }
+    const size_t rank = desc->shape.size();
+    const std::optional<std::vector<int64_t>> perm = permutation_of(transpose, rank);
+    int64_t axis = concat.attrs.get_int("axis", 0);
+    axis = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+    if (!perm || axis < 0 || axis >= static_cast<int64_t>(rank)) continue;
+    const auto moved_to = static_cast<size_t>(std::find(perm->begin(), perm->end(), axis) - perm->begin());
+    bool block_per_input = true;
+    for (size_t d = 0; d < moved_to; ++d)
+      block_per_input = block_per_input && desc->shape[static_cast<size_t>((*perm)[d])] == 1;
+    if (!block_per_input) continue;
+
+    transpose.inputs = concat.inputs;
+    transpose.attrs.set(kTransposeConcatAxis, axis);
+    dead[n] = true;
+    ++report.changes;
+    report.details.push_back(make_message("folded ", graph.describe_node(static_cast<NodeId>(n)), " into ",
+                                          graph.describe_node(readers.front()), " (", concat.inputs.size(),
+                                          " inputs, each permuted into its block)"));
+  }
+  if (report.changes > 0) compact(graph, dead);
+  return Status::ok();
+}
+
+}  // namespace edgefuse::fusion
