@@ -73,10 +73,10 @@ std::vector<Tensor> random_batch(const Graph& graph, int64_t batch, std::mt19937
 }
 
 // fp16: `calibration` (when given) says what the first frame's calibration kept in f32.
-Samples gpu_samples(std::shared_ptr<const Graph> graph, const std::vector<Tensor>& inputs, bool cuda_graph,
-                    int64_t warmup, int64_t runs, bool fp16 = false, std::string* calibration = nullptr) {
-  Result<std::unique_ptr<CudaExecutor>> executor =
-      CudaExecutor::create(graph, CudaExecutorOptions{.device = 0, .use_cuda_graph = cuda_graph, .fp16 = fp16});
+Samples gpu_samples(std::shared_ptr<const Graph> graph, const std::vector<Tensor>& inputs,
+                    const CudaExecutorOptions& options, int64_t warmup, int64_t runs,
+                    std::string* calibration = nullptr) {
+  Result<std::unique_ptr<CudaExecutor>> executor = CudaExecutor::create(graph, options);
   if (!executor.is_ok()) return Samples{{}, executor.status().message()};
   Samples samples = time_runs([&]() { return (*executor)->run(inputs).status(); }, warmup, runs);
   if (const gpu::Fp16Calibration* c = (*executor)->last_fp16_calibration(); c != nullptr && calibration != nullptr) {
@@ -112,8 +112,9 @@ int run(const cli::ParsedArgs& args) {
               static_cast<long long>(runs), static_cast<long long>(warmup));
   std::printf(
       "| model | CPU fused (ms) | GPU fused, CUDA graph (ms) | GPU fused fp16, CUDA graph (ms) | GPU fused, launches "
-      "(ms) | GPU unfused, CUDA graph (ms) | unfused / fused | CPU / GPU | batch 4 (img/s) | batch 16 (img/s) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+      "(ms) | GPU fused, general conv kernel only (ms) | GPU unfused, CUDA graph (ms) | unfused / fused | CPU / GPU | "
+      "batch 4 (img/s) | batch 16 (img/s) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<std::string> notes;
   for (const BenchModel& model : kBenchModels) {
     const std::filesystem::path path = assets / model.relative_path;
@@ -135,17 +136,26 @@ int run(const cli::ParsedArgs& args) {
     Result<Executor> cpu = Executor::create(fused, ExecutorOptions{});
     const Samples cpu_fused =
         cpu.is_ok() ? time_runs([&]() { return cpu->run(one).status(); }, 2, 10) : Samples{{}, cpu.status().message()};
-    const Samples gpu_graph = gpu_samples(fused, one, true, warmup, runs);
+    const CudaExecutorOptions graphed{.device = 0, .use_cuda_graph = true};
+    const Samples gpu_graph = gpu_samples(fused, one, graphed, warmup, runs);
     std::string calibration;
-    const Samples gpu_fp16 = gpu_samples(fused, one, true, warmup, runs, true, &calibration);
+    CudaExecutorOptions fp16 = graphed;
+    fp16.fp16 = true;
+    const Samples gpu_fp16 = gpu_samples(fused, one, fp16, warmup, runs, &calibration);
     if (!calibration.empty()) notes.push_back(make_message(model.label, ": ", calibration));
-    const Samples gpu_launches = gpu_samples(fused, one, false, warmup, runs);
-    const Samples gpu_unfused = gpu_samples(unfused, one, true, warmup, runs);
+    CudaExecutorOptions launches = graphed;
+    launches.use_cuda_graph = false;
+    const Samples gpu_launches = gpu_samples(fused, one, launches, warmup, runs);
+    // The 1x1 Convs through the general ConvStep instead of PointwiseConvStep: what that kernel buys.
+    CudaExecutorOptions general = graphed;
+    general.generic_conv = true;
+    const Samples gpu_general = gpu_samples(fused, one, general, warmup, runs);
+    const Samples gpu_unfused = gpu_samples(unfused, one, graphed, warmup, runs);
     std::string throughput[2];
     int column = 0;
     for (int64_t batch : {4, 16}) {
       Result<std::shared_ptr<Graph>> batched = make_batch_dynamic(*fused);
-      Samples samples = batched.is_ok() ? gpu_samples(*batched, random_batch(*fused, batch, rng), true, warmup, runs)
+      Samples samples = batched.is_ok() ? gpu_samples(*batched, random_batch(*fused, batch, rng), graphed, warmup, runs)
                                         : Samples{{}, batched.status().message()};
       const double ms = median(samples);
       throughput[column++] = ms > 0 ? make_message(static_cast<int64_t>(1000.0 * static_cast<double>(batch) / ms))
@@ -156,12 +166,14 @@ int run(const cli::ParsedArgs& args) {
     print_json(model.label, "fused, CUDA graph", 1, gpu_graph);
     print_json(model.label, "fused fp16, CUDA graph", 1, gpu_fp16);
     print_json(model.label, "fused, launches", 1, gpu_launches);
+    print_json(model.label, "fused, general conv kernel, CUDA graph", 1, gpu_general);
     print_json(model.label, "unfused, CUDA graph", 1, gpu_unfused);
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", model.label,
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", model.label,
                 latency_cell(cpu_fused, 2).c_str(), latency_cell(gpu_graph, 3).c_str(),
                 latency_cell(gpu_fp16, 3).c_str(), latency_cell(gpu_launches, 3).c_str(),
-                latency_cell(gpu_unfused, 3).c_str(), median_ratio_cell(gpu_unfused, gpu_graph).c_str(),
-                median_ratio_cell(cpu_fused, gpu_graph).c_str(), throughput[0].c_str(), throughput[1].c_str());
+                latency_cell(gpu_general, 3).c_str(), latency_cell(gpu_unfused, 3).c_str(),
+                median_ratio_cell(gpu_unfused, gpu_graph).c_str(), median_ratio_cell(cpu_fused, gpu_graph).c_str(),
+                throughput[0].c_str(), throughput[1].c_str());
   }
   if (!notes.empty()) std::printf("\n");
   for (const std::string& note : notes) std::printf("- %s\n", note.c_str());

@@ -121,7 +121,8 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
   auto found = states.find(signature);
   if (found != states.end()) return found->second.get();
   auto state = std::make_unique<ShapeState>();
-  gpu::LoweringOptions lowering{.fp16_storage = options.fp16, .row_filter = options.row_filter};
+  gpu::LoweringOptions lowering{
+      .fp16_storage = options.fp16, .row_filter = options.row_filter, .generic_conv = options.generic_conv};
   if (options.fp16 && options.fp16_calibration) {
     EF_RETURN_IF_ERROR(calibrate_or_load(*state, inputs, load));
     lowering.f32_values = state->calibration->f32_values;
@@ -148,12 +149,14 @@ Result<gpu::Fp16Calibration> CudaExecutor::Impl::calibrate(std::span<const Tenso
   std::vector<Tensor> reference;
   {
     ShapeState f32;
-    EF_RETURN_IF_ERROR(build(f32, inputs, gpu::LoweringOptions{}));
+    EF_RETURN_IF_ERROR(build(f32, inputs, gpu::LoweringOptions{.generic_conv = options.generic_conv}));
     EF_ASSIGN_OR_RETURN(reference, run_once(f32, load));
   }
   const auto evaluate = [&](const std::vector<uint8_t>& f32_values) -> Result<std::vector<Tensor>> {
     ShapeState candidate;
-    EF_RETURN_IF_ERROR(build(candidate, inputs, gpu::LoweringOptions{.fp16_storage = true, .f32_values = f32_values}));
+    EF_RETURN_IF_ERROR(build(
+        candidate, inputs,
+        gpu::LoweringOptions{.fp16_storage = true, .f32_values = f32_values, .generic_conv = options.generic_conv}));
     return run_once(candidate, load);
   };
   return gpu::calibrate_fp16(*graph, reference, evaluate, options.calibration);

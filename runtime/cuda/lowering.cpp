@@ -435,6 +435,27 @@ class Lowerer {
     EF_ASSIGN_OR_RETURN(const ActivationParams activation, epilogue_activation(node));
     EF_ASSIGN_OR_RETURN(const ConvEpilogue epilogue, conv_epilogue(node.attrs));
     const WindowGeometry g = p.geometry.padded_to(3);
+    const ValueId residual = input_or_none(node, 3);
+    const int64_t residual_channels = residual != kNoValue ? desc(residual).shape[1] : p.out_channels;
+    const std::vector<ValueId> operands = {node.inputs[0], node.inputs[1], input_or_none(node, 2), residual};
+    bool pointwise = p.group == 1 && !p.channels_last && !out_.options.generic_conv;
+    int64_t positions = 1;
+    for (int a = 0; a < 3; ++a) {
+      pointwise =
+          pointwise && g.kernel[a] == 1 && g.strides[a] == 1 && g.pad_begin[a] == 0 && g.output[a] == g.input[a];
+      positions *= g.output[a];
+    }
+    if (pointwise) {
+      PointwiseConvStep s;
+      s.batch = p.batch;
+      s.in_channels = p.in_channels;
+      s.out_channels = p.out_channels;
+      s.positions = positions;
+      s.activation = activation;
+      s.residual_after_activation = epilogue.residual_after_activation;
+      s.residual_channels = residual_channels;
+      return StepsOrFallback{std::vector{step_for(node, s, {operands[0], operands[1], operands[2], operands[3]})}};
+    }
     ConvStep s;
     s.batch = p.batch;
     s.in_channels = p.in_channels;
@@ -458,10 +479,8 @@ class Lowerer {
     }
     s.activation = activation;
     s.residual_after_activation = epilogue.residual_after_activation;
-    const ValueId residual = input_or_none(node, 3);
-    s.residual_channels = residual != kNoValue ? desc(residual).shape[1] : p.out_channels;
-    return StepsOrFallback{std::vector{
-        step_for(node, s, {node.inputs[0], node.inputs[1], input_or_none(node, 2), input_or_none(node, 3)})}};
+    s.residual_channels = residual_channels;
+    return StepsOrFallback{std::vector{step_for(node, s, {operands[0], operands[1], operands[2], operands[3]})}};
   }
 
   // A known scalar bound of Clip (input 1: min, 2: max), or the default when absent.

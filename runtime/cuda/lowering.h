@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "runtime/cuda/pointwise_conv_step.h"
 #include "runtime/cuda/row_nms_steps.h"
 #include "runtime/cuda/step_kernels.h"
 #include "runtime/graph.h"
@@ -68,6 +69,9 @@ struct LoweringOptions {
   // whole Concat output, as the blocks' offsets follow the output's storage.
   std::vector<uint8_t> f32_values;
   std::optional<RowFilter> row_filter;
+  // Every Conv through the general ConvStep, 1x1 ones included (else PointwiseConvStep): for
+  // measuring one kernel against the other on a device.
+  bool generic_conv = false;
 };
 
 // Where a row filter's buffers are (in the scratch region) and the filtered output's geometry.
@@ -90,9 +94,9 @@ struct CpuFallbackStep {
 };
 
 using StepParams =
-    std::variant<ConvStep, UnaryStep, BinaryStep, ChainStep, PoolStep, PlaneMeanStep, SoftmaxStep, ChannelAffineStep,
-                 BlockCopyStep, GatherStep, RowCountResetStep, RowSelectStep, RowGatherStep, GridCandidateStep,
-                 NmsRankStep, NmsMaskStep, NmsSweepStep, CpuFallbackStep>;
+    std::variant<ConvStep, PointwiseConvStep, UnaryStep, BinaryStep, ChainStep, PoolStep, PlaneMeanStep, SoftmaxStep,
+                 ChannelAffineStep, BlockCopyStep, GatherStep, RowCountResetStep, RowSelectStep, RowGatherStep,
+                 GridCandidateStep, NmsRankStep, NmsMaskStep, NmsSweepStep, CpuFallbackStep>;
 
 struct LoweredStep {
   NodeId node = -1;  // the node it computes (part of), -1 for the final output copies

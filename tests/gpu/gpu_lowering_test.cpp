@@ -45,6 +45,30 @@ TEST_CASE("in fp16 storage every GPU kernel step, emulated, stays within half pr
   }
 }
 
+TEST_CASE("1x1 Convs lower to the pointwise kernel, others to the general one, which can take them all") {
+  int pointwise_cases = 0;
+  for (const GpuOpCase& c : gpu_op_cases()) {
+    INFO("case: ", c.name);
+    const std::vector<Tensor> expected = run_graph(*c.graph, c.inputs, true);
+    for (const bool generic : {false, true}) {
+      const gpu::LoweredPlan lowered =
+          lower_for_inputs(*c.graph, c.inputs, gpu::LoweringOptions{.generic_conv = generic});
+      int pointwise = 0, general = 0;
+      for (const gpu::LoweredStep& step : lowered.steps) {
+        pointwise += std::holds_alternative<gpu::PointwiseConvStep>(step.params) ? 1 : 0;
+        general += std::holds_alternative<gpu::ConvStep>(step.params) ? 1 : 0;
+      }
+      if (generic) CHECK(pointwise == 0);
+      if (!generic && pointwise > 0) ++pointwise_cases;
+      if (pointwise + general == 0) break;  // no Conv in this case
+      Result<std::vector<Tensor>> actual = gpu::run_lowered_on_host(*c.graph, lowered, c.inputs);
+      REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
+      check_gpu_outputs(*actual, expected, c.exact, 1e-5);
+    }
+  }
+  CHECK(pointwise_cases == 5);  // the cases of gpu_op_cases with a 1x1 Conv
+}
+
 TEST_CASE("half conversions: every binary16 value round-trips, and floats round to nearest even as the compiler's") {
   int checked = 0;
   for (uint32_t h = 0; h < 0x10000u; ++h) {

@@ -124,6 +124,24 @@ void add_conv_cases(CaseBuilder& b) {
     m.output(m.node(OpKind::kConv, {m.input({1, 5, 4, 6}), m.random_constant({6, 5, 1, 1}, rng)},
                     conv_attrs({0, 0, 0, 0}, {1, 1}, {1, 1}, 1)));
   });
+  // The pointwise kernel's edge tiles: 13 output channels (a tile of 1 left), 5 x 7 positions (3
+  // left), a residual of 9 channels after the activation, batch 2; and a 1-D one.
+  b.add("1x1 conv, 13 outputs over 5 x 7, residual of 9 channels after SiLU, batch 2", [](GraphMaker& m,
+                                                                                          std::mt19937& rng) {
+    Attributes a = conv_attrs({0, 0, 0, 0}, {1, 1}, {1, 1}, 1);
+    a.set("fused_activation", std::string("silu"));
+    a.set("fused_residual_after_activation", int64_t{1});
+    const ValueId residual = m.input({2, 9, 5, 7});
+    m.output(m.node(
+        OpKind::kConv,
+        {m.input({2, 6, 5, 7}), m.random_constant({13, 6, 1, 1}, rng), m.random_constant({13}, rng), residual}, a));
+  });
+  b.add("1-D 1x1 conv, 5 outputs over 9 positions, residual before a relu", [](GraphMaker& m, std::mt19937& rng) {
+    Attributes a = conv_attrs({0, 0}, {1}, {1}, 1);
+    a.set("fused_activation", std::string("relu"));
+    m.output(m.node(OpKind::kConv,
+                    {m.input({1, 3, 9}), m.random_constant({5, 3, 1}, rng), kNoValue, m.input({1, 5, 9})}, a));
+  });
   b.add("1-D conv, stride 3, hard-swish epilogue", [](GraphMaker& m, std::mt19937& rng) {
     Attributes a = conv_attrs({1, 2}, {3}, {1}, 1);
     a.set("fused_activation", std::string("hard_swish"));
