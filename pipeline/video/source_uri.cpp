@@ -25,8 +25,17 @@ std::string decode_chain(const PipelineOptions& options) {
   return "parsebin ! " + options.decoder + " name=decode";
 }
 
+constexpr std::string_view kSinkFormats = "video/x-raw,format=(string){NV12,I420}";
+
+// Out of NVMM memory (Jetson's hardware decoder) when a converter is installed: the converter's
+// output caps carry no memory feature, so it writes system memory, in a format the sink takes.
+std::string from_decoder(const PipelineOptions& options) {
+  if (options.nvmm_converter.empty()) return "";
+  return options.nvmm_converter + " ! " + std::string(kSinkFormats) + " ! ";
+}
+
 std::string sink_chain(const PipelineOptions& options) {
-  return std::string("videoconvert ! appsink name=sink caps=\"video/x-raw,format=(string){NV12,I420}\"") +
+  return "videoconvert ! appsink name=sink caps=\"" + std::string(kSinkFormats) + "\"" +
          " max-buffers=4 drop=false emit-signals=false sync=" + (options.realtime ? "true" : "false");
 }
 
@@ -99,7 +108,8 @@ std::string pipeline_description(const SourceAddress& address, const PipelineOpt
                ",framerate=" + std::to_string(options.test_framerate) + "/1";
       break;
   }
-  return source + " ! " + sink_chain(options);
+  const bool decoded = address.kind != SourceKind::kTest;
+  return source + " ! " + (decoded ? from_decoder(options) : "") + sink_chain(options);
 }
 
 }  // namespace edgefuse

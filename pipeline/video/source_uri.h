@@ -28,6 +28,10 @@ struct PipelineOptions {
   int rtsp_latency_ms = 100;  // rtspsrc jitter buffer
   StreamCredentials rtsp_credentials;  // set on rtspsrc as properties, never written into the description
   std::string decoder = "auto";        // "auto": decodebin picks the highest-ranked decoder; else an element name
+  // An element that brings decoded frames out of NVMM memory into system memory, after the
+  // decoder: on Jetson decodebin picks nvv4l2decoder, whose NVMM output videoconvert cannot take.
+  // Empty: none (VideoSource sets it from the installed elements, find_nvmm_converter()).
+  std::string nvmm_converter;
   int test_width = 1920, test_height = 1080, test_framerate = 30;
 };
 

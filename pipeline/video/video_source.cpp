@@ -14,6 +14,17 @@ void ensure_gstreamer_initialised() {
   std::call_once(once, [] { gst_init(nullptr, nullptr); });
 }
 
+std::string find_nvmm_converter() {
+  ensure_gstreamer_initialised();
+  for (const char* element : {"nvvidconv", "nvvideoconvert"}) {
+    if (GstElementFactory* factory = gst_element_factory_find(element); factory != nullptr) {
+      gst_object_unref(factory);
+      return element;
+    }
+  }
+  return "";
+}
+
 namespace {
 
 // Keeps a decoded sample mapped for as long as any DecodedFrame refers to it.
@@ -93,6 +104,7 @@ VideoSource::~VideoSource() {
 
 Result<std::unique_ptr<VideoSource>> VideoSource::create(VideoSourceOptions options, FrameCallback on_frame) {
   ensure_gstreamer_initialised();
+  if (options.pipeline.nvmm_converter.empty()) options.pipeline.nvmm_converter = find_nvmm_converter();
   std::unique_ptr<VideoSource> source(new VideoSource(std::move(options), std::move(on_frame)));
   const std::string description = pipeline_description(source->options_.address, source->options_.pipeline);
   GError* error = nullptr;

@@ -75,4 +75,8 @@ class VideoSource {
 // Initialises GStreamer once per process (thread-safe); later calls are free.
 void ensure_gstreamer_initialised();
 
+// The installed element that copies NVMM buffers to system memory (PipelineOptions::nvmm_converter):
+// nvvidconv (Jetson Linux), else nvvideoconvert (DeepStream); empty on hosts with neither.
+std::string find_nvmm_converter();
+
 }  // namespace edgefuse

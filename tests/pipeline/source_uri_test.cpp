@@ -72,5 +72,20 @@ TEST_CASE("pipeline descriptions decode to an NV12/I420 appsink with the request
   CHECK(test.find("width=640,height=360") != std::string::npos);
 }
 
+TEST_CASE("on Jetson the decoder's NVMM frames go through the converter into system memory") {
+  PipelineOptions options;
+  CHECK(pipeline_description({SourceKind::kFile, "/a.mp4"}, options).find("decodebin name=decode ! videoconvert") !=
+        std::string::npos);
+  options.nvmm_converter = "nvvidconv";
+  for (const SourceKind kind : {SourceKind::kFile, SourceKind::kRtsp, SourceKind::kV4l2}) {
+    const std::string described = pipeline_description({kind, "/dev/video0"}, options);
+    INFO(described);
+    CHECK(described.find("name=decode ! nvvidconv ! video/x-raw,format=(string){NV12,I420} ! videoconvert ! appsink") !=
+          std::string::npos);
+  }
+  // A test pattern is made in system memory.
+  CHECK(pipeline_description({SourceKind::kTest, "ball"}, options).find("nvvidconv") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace edgefuse
