@@ -65,6 +65,11 @@ const ConvShape kConvShapes[] = {
     // half tile or fewer rows.
     {"1x1 64 columns, 20 output channels", 11, 8, 8, 20, 1, 1, 1},
     {"1x1 80 columns, 13 output channels", 6, 4, 20, 13, 1, 1, 1},
+    // Long k loops (YOLOX-nano's 13 x 13 layers have k of 256 and 512), with a masked edge and a
+    // half row tile; and a dense Conv whose k (144) passes a block of B's rows the size of L1.
+    {"1x1 k 300 over 13 x 13, 20 output channels", 300, 13, 13, 20, 1, 1, 1},
+    {"1x1 k 530 over 3 x 5", 530, 3, 5, 9, 1, 1, 1},
+    {"3x3 s1 over 16 channels (k 144)", 16, 9, 10, 12, 3, 1, 1},
 };
 
 const char* const kEpilogues[] = {"", "relu", "leaky_relu", "clip", "sigmoid", "hard_swish", "hard_sigmoid", "silu"};
