@@ -263,6 +263,7 @@ class Lowerer {
     const BufferRef candidates = per_batch(capacity * static_cast<int64_t>(sizeof(NmsCandidate)));
     const BufferRef order = per_batch(capacity * static_cast<int64_t>(sizeof(uint32_t)));
     const BufferRef mask = per_batch(capacity * (capacity / 32) * static_cast<int64_t>(sizeof(uint32_t)));
+    const BufferRef result = per_batch(nms_result_words(capacity) * static_cast<int64_t>(sizeof(uint32_t)));
 
     decode.batch = layout.batch;
     decode.rows = layout.rows;
@@ -287,11 +288,20 @@ class Lowerer {
     overlap.output = mask;
     LoweredStep sweep;
     sweep.params = NmsSweepStep{{}, layout.batch, layout.rows, capacity, nms.max_detections};
-    sweep.inputs[0] = candidates;
-    sweep.inputs[1] = order;
-    sweep.inputs[2] = mask;
-    sweep.output = layout.index;
-    for (LoweredStep* step : {&candidate_step, &rank, &overlap, &sweep}) out_.steps.push_back(std::move(*step));
+    sweep.inputs[0] = layout.index;
+    sweep.inputs[1] = candidates;
+    sweep.inputs[2] = order;
+    sweep.inputs[3] = mask;
+    sweep.output = result;
+    LoweredStep kept_rows;
+    kept_rows.params = NmsIndexStep{{}, layout.batch, layout.rows, capacity};
+    kept_rows.inputs[0] = result;
+    kept_rows.inputs[1] = candidates;
+    kept_rows.inputs[2] = order;
+    kept_rows.output = layout.index;
+    for (LoweredStep* step : {&candidate_step, &rank, &overlap, &sweep, &kept_rows}) {
+      out_.steps.push_back(std::move(*step));
+    }
     return Status::ok();
   }
 

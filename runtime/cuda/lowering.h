@@ -96,7 +96,7 @@ struct CpuFallbackStep {
 using StepParams =
     std::variant<ConvStep, PointwiseConvStep, UnaryStep, BinaryStep, ChainStep, PoolStep, PlaneMeanStep, SoftmaxStep,
                  ChannelAffineStep, BlockCopyStep, GatherStep, RowCountResetStep, RowSelectStep, RowGatherStep,
-                 GridCandidateStep, NmsRankStep, NmsMaskStep, NmsSweepStep, CpuFallbackStep>;
+                 GridCandidateStep, NmsRankStep, NmsMaskStep, NmsSweepStep, NmsIndexStep, CpuFallbackStep>;
 
 struct LoweredStep {
   NodeId node = -1;  // the node it computes (part of), -1 for the final output copies

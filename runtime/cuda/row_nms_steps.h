@@ -10,9 +10,11 @@
 //                      decoded in order), each item counting the candidates that go before it.
 //   NmsMaskStep        in parallel, a bit per ordered pair (p, q > p): q overlaps p (IoU above
 //                      the threshold; same class unless class-agnostic).
-//   NmsSweepStep       one item per batch element: keeps a candidate unless a kept one's bit
-//                      suppresses it, up to max_detections, as nms_per_class (models/detect/nms.h)
-//                      does, and rewrites the index buffer to the kept rows, best first.
+//   NmsSweepStep       one item per batch element: walks the order keeping a candidate unless a
+//                      kept one's bit removed it, up to max_detections, as nms_per_class
+//                      (models/detect/nms.h) does; each kept one ORs its mask row into the removed
+//                      bits, so the walk costs kept x n / 32 word operations.
+//   NmsIndexStep       rewrites the index buffer to the kept rows, best first.
 // Then RowGatherStep packs those rows as before. Above kMaxNmsCandidates selected rows (a very low
 // threshold on a large input), the steps leave the index as the filter made it, and the CPU runs
 // NMS on every selected row: the result is the same, only the download is larger.
@@ -170,8 +172,15 @@ struct NmsMaskStep : Operands {
   }
 };
 
-// One item per batch element: the greedy pass over the ordered candidates. Operands: the
-// candidates, the order, the mask; output: the index buffer, rewritten to the kept rows.
+// Per batch element, the sweep's result: the kept count (kNmsNotRun when the selection was above
+// the capacity), the kept positions in the order, then the removed bits.
+inline constexpr uint32_t kNmsNotRun = 0xFFFFFFFFu;
+EF_HOST_DEVICE inline int64_t nms_result_words(int64_t capacity) {
+  return 1 + capacity + capacity / 32;
+}
+
+// One item per batch element: the greedy pass over the ordered candidates. Operands: the index
+// buffer, the candidates, the order, the mask; output: the sweep's result.
 struct NmsSweepStep : Operands {
   int64_t batch = 0;
   int64_t rows = 0;
@@ -180,26 +189,49 @@ struct NmsSweepStep : Operands {
 
   EF_HOST_DEVICE int64_t count() const { return batch; }
   EF_HOST_DEVICE void run(int64_t b) const {
-    uint32_t* index = static_cast<uint32_t*>(out) + b * (rows + 1);
-    const int64_t n = selected_rows(static_cast<const uint32_t*>(out), b, rows);
-    if (n > capacity) return;  // the CPU suppresses among all selected rows
-    const NmsCandidate* candidates = static_cast<const NmsCandidate*>(in[0]) + b * capacity;
-    const uint32_t* order = static_cast<const uint32_t*>(in[1]) + b * capacity;
-    const uint32_t* mask = static_cast<const uint32_t*>(in[2]) + b * capacity * (capacity / 32);
-    const int64_t limit = max_detections > 0 && max_detections < n ? max_detections : n;
-    // Kept positions go to index[1 ..] as they are found (the selected rows there are no longer
-    // read: each candidate carries its row), and become rows at the end.
-    int64_t kept = 0;
-    for (int64_t p = 0; p < n && kept < limit; ++p) {
-      if (!(candidates[order[p]].score >= 0)) break;  // the rest are below the threshold
-      bool suppressed = false;
-      for (int64_t k = 0; k < kept && !suppressed; ++k) {
-        suppressed = ((mask[index[1 + k] * (capacity / 32) + p / 32] >> (p % 32)) & 1u) != 0;
-      }
-      if (!suppressed) index[1 + kept++] = static_cast<uint32_t>(p);
+    uint32_t* result = static_cast<uint32_t*>(out) + b * nms_result_words(capacity);
+    const int64_t n = selected_rows(static_cast<const uint32_t*>(in[0]), b, rows);
+    if (n > capacity) {  // the CPU suppresses among all selected rows
+      result[0] = kNmsNotRun;
+      return;
     }
-    for (int64_t k = 0; k < kept; ++k) index[1 + k] = candidates[order[index[1 + k]]].row;
-    index[0] = static_cast<uint32_t>(kept);
+    const NmsCandidate* candidates = static_cast<const NmsCandidate*>(in[1]) + b * capacity;
+    const uint32_t* order = static_cast<const uint32_t*>(in[2]) + b * capacity;
+    const int64_t words = capacity / 32, used_words = (n + 31) / 32;
+    const uint32_t* mask = static_cast<const uint32_t*>(in[3]) + b * capacity * words;
+    uint32_t* kept = result + 1;
+    uint32_t* removed = result + 1 + capacity;
+    for (int64_t w = 0; w < used_words; ++w) removed[w] = 0;
+    const int64_t limit = max_detections > 0 && max_detections < n ? max_detections : n;
+    int64_t count = 0;
+    for (int64_t p = 0; p < n && count < limit; ++p) {
+      if (!(candidates[order[p]].score >= 0)) break;  // the rest are below the threshold
+      if (((removed[p / 32] >> (p % 32)) & 1u) != 0) continue;
+      kept[count++] = static_cast<uint32_t>(p);
+      for (int64_t w = p / 32; w < used_words; ++w) removed[w] |= mask[p * words + w];
+    }
+    result[0] = static_cast<uint32_t>(count);
+  }
+};
+
+// One item per (batch element, slot): slot k < kept writes the row of the k-th kept candidate,
+// slot 0 the count too. Operands: the sweep's result, the candidates, the order; output: the
+// index buffer (left as the filter made it when the sweep did not run).
+struct NmsIndexStep : Operands {
+  int64_t batch = 0;
+  int64_t rows = 0;
+  int64_t capacity = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return batch * capacity; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t b = i / capacity, k = i % capacity;
+    const uint32_t* result = static_cast<const uint32_t*>(in[0]) + b * nms_result_words(capacity);
+    if (result[0] == kNmsNotRun || k >= static_cast<int64_t>(result[0])) return;
+    const NmsCandidate* candidates = static_cast<const NmsCandidate*>(in[1]) + b * capacity;
+    const uint32_t* order = static_cast<const uint32_t*>(in[2]) + b * capacity;
+    uint32_t* index = static_cast<uint32_t*>(out) + b * (rows + 1);
+    index[1 + k] = candidates[order[result[1 + k]]].row;
+    if (k == 0) index[0] = result[0];
   }
 };
 

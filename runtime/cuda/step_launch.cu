@@ -50,5 +50,6 @@ template int launch_on_stream(const GridCandidateStep&, void*);
 template int launch_on_stream(const NmsRankStep&, void*);
 template int launch_on_stream(const NmsMaskStep&, void*);
 template int launch_on_stream(const NmsSweepStep&, void*);
+template int launch_on_stream(const NmsIndexStep&, void*);
 
 }  // namespace edgefuse::gpu
