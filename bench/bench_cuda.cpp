@@ -146,7 +146,7 @@ int run(const cli::ParsedArgs& args) {
     CudaExecutorOptions launches = graphed;
     launches.use_cuda_graph = false;
     const Samples gpu_launches = gpu_samples(fused, one, launches, warmup, runs);
-    // The 1x1 Convs through the general ConvStep instead of PointwiseConvStep: what that kernel buys.
+    // The 1x1 and depthwise Convs through the general ConvStep: what their own kernels buy.
     CudaExecutorOptions general = graphed;
     general.generic_conv = true;
     const Samples gpu_general = gpu_samples(fused, one, general, warmup, runs);

@@ -42,7 +42,7 @@ struct CudaExecutorOptions {
   std::function<void(const std::string&)> progress;
   // Only rows of one output that pass a threshold come back (gpu::RowFilter); the rest read as zeros.
   std::optional<gpu::RowFilter> row_filter;
-  bool generic_conv = false;  // 1x1 Convs through the general kernel too (gpu::LoweringOptions)
+  bool generic_conv = false;  // 1x1 and depthwise Convs through the general kernel too (gpu::LoweringOptions)
 };
 
 class CudaExecutor {

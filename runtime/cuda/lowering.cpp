@@ -455,6 +455,30 @@ class Lowerer {
           pointwise && g.kernel[a] == 1 && g.strides[a] == 1 && g.pad_begin[a] == 0 && g.output[a] == g.input[a];
       positions *= g.output[a];
     }
+    const bool depthwise = p.group == p.in_channels && p.out_channels == p.in_channels && !p.channels_last &&
+                           !out_.options.generic_conv && g.input[0] == 1 && g.kernel[0] == 1 && g.strides[0] == 1 &&
+                           g.pad_begin[0] == 0 && residual_channels == p.out_channels;
+    bool small_window = true;
+    for (int a = 1; a < 3; ++a) {
+      small_window = small_window && g.kernel[a] <= kDepthwiseMaxKernel && g.strides[a] >= 1 &&
+                     g.strides[a] <= kDepthwiseMaxStride && g.dilations[a] == 1;
+    }
+    if (depthwise && small_window) {
+      DepthwiseConvStep s;
+      s.batch = p.batch;
+      s.channels = p.out_channels;
+      for (int a = 0; a < 2; ++a) {
+        s.input[a] = g.input[a + 1];
+        s.output[a] = g.output[a + 1];
+        s.kernel[a] = static_cast<int32_t>(g.kernel[a + 1]);
+        s.stride[a] = static_cast<int32_t>(g.strides[a + 1]);
+        s.pad_begin[a] = static_cast<int32_t>(g.pad_begin[a + 1]);
+      }
+      s.activation = activation;
+      s.residual_after_activation = epilogue.residual_after_activation;
+      s.has_residual = residual != kNoValue;
+      return StepsOrFallback{std::vector{step_for(node, s, {operands[0], operands[1], operands[2], operands[3]})}};
+    }
     if (pointwise) {
       PointwiseConvStep s;
       s.batch = p.batch;

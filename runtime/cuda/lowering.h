@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "runtime/cuda/depthwise_conv_step.h"
 #include "runtime/cuda/pointwise_conv_step.h"
 #include "runtime/cuda/row_nms_steps.h"
 #include "runtime/cuda/step_kernels.h"
@@ -69,8 +70,8 @@ struct LoweringOptions {
   // whole Concat output, as the blocks' offsets follow the output's storage.
   std::vector<uint8_t> f32_values;
   std::optional<RowFilter> row_filter;
-  // Every Conv through the general ConvStep, 1x1 ones included (else PointwiseConvStep): for
-  // measuring one kernel against the other on a device.
+  // Every Conv through the general ConvStep, 1x1 and depthwise ones included (else
+  // PointwiseConvStep, DepthwiseConvStep): for measuring the kernels against it on a device.
   bool generic_conv = false;
 };
 
@@ -93,10 +94,10 @@ struct CpuFallbackStep {
   std::string reason;  // why the GPU kernels do not cover it
 };
 
-using StepParams =
-    std::variant<ConvStep, PointwiseConvStep, UnaryStep, BinaryStep, ChainStep, PoolStep, PlaneMeanStep, SoftmaxStep,
-                 ChannelAffineStep, BlockCopyStep, GatherStep, RowCountResetStep, RowSelectStep, RowGatherStep,
-                 GridCandidateStep, NmsRankStep, NmsMaskStep, NmsSweepStep, NmsIndexStep, CpuFallbackStep>;
+using StepParams = std::variant<ConvStep, PointwiseConvStep, DepthwiseConvStep, UnaryStep, BinaryStep, ChainStep,
+                                PoolStep, PlaneMeanStep, SoftmaxStep, ChannelAffineStep, BlockCopyStep, GatherStep,
+                                RowCountResetStep, RowSelectStep, RowGatherStep, GridCandidateStep, NmsRankStep,
+                                NmsMaskStep, NmsSweepStep, NmsIndexStep, CpuFallbackStep>;
 
 struct LoweredStep {
   NodeId node = -1;  // the node it computes (part of), -1 for the final output copies

@@ -34,6 +34,7 @@ int launch_on_stream(const Step& step, void* stream) {
 
 template int launch_on_stream(const ConvStep&, void*);
 template int launch_on_stream(const PointwiseConvStep&, void*);
+template int launch_on_stream(const DepthwiseConvStep&, void*);
 template int launch_on_stream(const UnaryStep&, void*);
 template int launch_on_stream(const BinaryStep&, void*);
 template int launch_on_stream(const ChainStep&, void*);

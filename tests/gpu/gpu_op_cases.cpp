@@ -142,6 +142,21 @@ void add_conv_cases(CaseBuilder& b) {
     m.output(m.node(OpKind::kConv,
                     {m.input({1, 3, 9}), m.random_constant({5, 3, 1}, rng), kNoValue, m.input({1, 5, 9})}, a));
   });
+  // The depthwise kernel: 5x5, stride 2 down and 1 across, over 13 columns (a tile of 1 left),
+  // residual after SiLU, batch 2; and a 7x7 one with dilation 2, which the general kernel takes.
+  b.add("depthwise 5x5 stride (2, 1) over 6 x 13, residual after SiLU, batch 2", [](GraphMaker& m, std::mt19937& rng) {
+    Attributes a = conv_attrs({2, 2, 2, 2}, {2, 1}, {1, 1}, 3);
+    a.set("fused_activation", std::string("silu"));
+    a.set("fused_residual_after_activation", int64_t{1});
+    m.output(m.node(OpKind::kConv,
+                    {m.input({2, 3, 6, 13}), m.random_constant({3, 1, 5, 5}, rng), m.random_constant({3}, rng),
+                     m.input({2, 3, 3, 13})},
+                    a));
+  });
+  b.add("depthwise 7x7 with dilation 2 (general kernel)", [](GraphMaker& m, std::mt19937& rng) {
+    m.output(m.node(OpKind::kConv, {m.input({1, 2, 15, 16}), m.random_constant({2, 1, 7, 7}, rng)},
+                    conv_attrs({6, 6, 6, 6}, {1, 1}, {2, 2}, 2)));
+  });
   b.add("1-D conv, stride 3, hard-swish epilogue", [](GraphMaker& m, std::mt19937& rng) {
     Attributes a = conv_attrs({1, 2}, {3}, {1}, 1);
     a.set("fused_activation", std::string("hard_swish"));
