@@ -61,8 +61,9 @@ Status fold_concat_into_transpose(Graph& graph, PassReport& report) {
     if (!perm || axis < 0 || axis >= static_cast<int64_t>(rank)) continue;
     const auto moved_to = static_cast<size_t>(std::find(perm->begin(), perm->end(), axis) - perm->begin());
     bool block_per_input = true;
-    for (size_t d = 0; d < moved_to; ++d)
+    for (size_t d = 0; d < moved_to; ++d) {
       block_per_input = block_per_input && desc->shape[static_cast<size_t>((*perm)[d])] == 1;
+    }
     if (!block_per_input) continue;
 
     transpose.inputs = concat.inputs;

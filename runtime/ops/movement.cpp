@@ -305,9 +305,10 @@ Status reference_transpose(const KernelArgs& args) {
   Tensor& out = *args.outputs[0];
   EF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, read_perm(args.node, out.rank()));
   const size_t element_size = dtype_size(out.dtype());
+  const bool fused_concat = args.node.attrs.has(kTransposeConcatAxis);
   int axis = 0;
   int64_t block = 0;  // output elements per index of the concatenated axis
-  if (args.node.attrs.has(kTransposeConcatAxis)) {
+  if (fused_concat) {
     axis = normalize_axis(args.node.attrs.get_int(kTransposeConcatAxis, 0), out.rank(), "axis").value();
     const auto moved_to = static_cast<size_t>(std::find(perm.begin(), perm.end(), axis) - perm.begin());
     block = product(out.shape(), moved_to + 1, out.shape().size());
@@ -323,7 +324,7 @@ Status reference_transpose(const KernelArgs& args) {
     }
     copy_strided(in->raw_data(), 0, shape, strides, bytes(out) + at * block * static_cast<int64_t>(element_size),
                  element_size, args.pool);
-    at += in->dim(axis);
+    if (fused_concat) at += in->dim(axis);
   }
   return Status::ok();
 }

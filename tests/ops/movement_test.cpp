@@ -285,6 +285,26 @@ TEST_CASE("transpose: hand-computed, default perm, invalid perms") {
   CHECK(run_op(node, {&data}, true).status().code() == StatusCode::kInvalidArgument);
   node.attrs.set("perm", std::vector<int64_t>{1, 0, 2});
   CHECK(run_op(node, {&data}, true).status().code() == StatusCode::kInvalidArgument);
+  // A scalar is its own transpose.
+  const Tensor scalar = Tensor::scalar<float>(2.5f);
+  const Tensor same = run_one(make_node(OpKind::kTranspose, 1), {&scalar});
+  CHECK(same.rank() == 0);
+  CHECK(values_of(same) == std::vector<float>{2.5f});
+}
+
+TEST_CASE("transpose of a fused Concat: each input permuted into its block of the output") {
+  // [1, 2, 3] and [1, 2, 1] joined on axis 2, then [1, 4, 2].
+  const Tensor a = f32s({1, 2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor b = f32s({1, 2, 1}, {7, 8});
+  Node node = make_node(OpKind::kTranspose, 2);
+  node.attrs.set("perm", std::vector<int64_t>{0, 2, 1});
+  node.attrs.set(kTransposeConcatAxis, int64_t{2});
+  for (const bool reference : {true, false}) {
+    auto result = run_op(node, {&a, &b}, reference);
+    REQUIRE(result.is_ok());
+    CHECK((*result)[0].shape() == Shape{1, 4, 2});
+    CHECK(values_of((*result)[0]) == std::vector<float>{1, 4, 2, 5, 3, 6, 7, 8});
+  }
 }
 
 TEST_CASE("transpose: random permutations of rank 1-5 match a naive index map") {
