@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <type_traits>
 
 #include "runtime/op_table.h"
@@ -437,59 +438,51 @@ class Lowerer {
     return a;
   }
 
-  Result<StepsOrFallback> lower_conv(const Node& node) {
-    if (!all_f32(node)) return StepsOrFallback{not_lowered("Conv on a dtype other than f32")};
-    const std::vector<Tensor> tensors = meta_inputs(node);
-    const std::vector<const Tensor*> inputs = pointers(tensors, node);
-    EF_ASSIGN_OR_RETURN(const ConvProblem p, conv_problem(node, inputs));
-    EF_ASSIGN_OR_RETURN(const ActivationParams activation, epilogue_activation(node));
-    EF_ASSIGN_OR_RETURN(const ConvEpilogue epilogue, conv_epilogue(node.attrs));
-    const WindowGeometry g = p.geometry.padded_to(3);
-    const ValueId residual = input_or_none(node, 3);
-    const int64_t residual_channels = residual != kNoValue ? desc(residual).shape[1] : p.out_channels;
-    const std::vector<ValueId> operands = {node.inputs[0], node.inputs[1], input_or_none(node, 2), residual};
-    bool pointwise = p.group == 1 && !p.channels_last && !out_.options.generic_conv;
-    int64_t positions = 1;
-    for (int a = 0; a < 3; ++a) {
-      pointwise =
-          pointwise && g.kernel[a] == 1 && g.strides[a] == 1 && g.pad_begin[a] == 0 && g.output[a] == g.input[a];
-      positions *= g.output[a];
+  // A depthwise Conv DepthwiseConvStep takes (2-D, kernel up to 5x5, stride 1-2, no dilation, a
+  // residual of every channel), without its epilogue; nullopt for the others.
+  static std::optional<DepthwiseConvStep> depthwise_conv_step(const ConvProblem& p, const WindowGeometry& g,
+                                                              int64_t residual_channels) {
+    if (p.group != p.in_channels || p.out_channels != p.in_channels || p.channels_last ||
+        residual_channels != p.out_channels || g.input[0] != 1 || g.kernel[0] != 1 || g.strides[0] != 1 ||
+        g.pad_begin[0] != 0) {
+      return std::nullopt;
     }
-    const bool depthwise = p.group == p.in_channels && p.out_channels == p.in_channels && !p.channels_last &&
-                           !out_.options.generic_conv && g.input[0] == 1 && g.kernel[0] == 1 && g.strides[0] == 1 &&
-                           g.pad_begin[0] == 0 && residual_channels == p.out_channels;
-    bool small_window = true;
-    for (int a = 1; a < 3; ++a) {
-      small_window = small_window && g.kernel[a] <= kDepthwiseMaxKernel && g.strides[a] >= 1 &&
-                     g.strides[a] <= kDepthwiseMaxStride && g.dilations[a] == 1;
-    }
-    if (depthwise && small_window) {
-      DepthwiseConvStep s;
-      s.batch = p.batch;
-      s.channels = p.out_channels;
-      for (int a = 0; a < 2; ++a) {
-        s.input[a] = g.input[a + 1];
-        s.output[a] = g.output[a + 1];
-        s.kernel[a] = static_cast<int32_t>(g.kernel[a + 1]);
-        s.stride[a] = static_cast<int32_t>(g.strides[a + 1]);
-        s.pad_begin[a] = static_cast<int32_t>(g.pad_begin[a + 1]);
+    DepthwiseConvStep s;
+    s.batch = p.batch;
+    s.channels = p.out_channels;
+    for (int a = 0; a < 2; ++a) {
+      const int axis = a + 1;
+      if (g.kernel[axis] > kDepthwiseMaxKernel || g.strides[axis] > kDepthwiseMaxStride || g.dilations[axis] != 1) {
+        return std::nullopt;
       }
-      s.activation = activation;
-      s.residual_after_activation = epilogue.residual_after_activation;
-      s.has_residual = residual != kNoValue;
-      return StepsOrFallback{std::vector{step_for(node, s, {operands[0], operands[1], operands[2], operands[3]})}};
+      s.input[a] = g.input[axis];
+      s.output[a] = g.output[axis];
+      s.kernel[a] = static_cast<int32_t>(g.kernel[axis]);
+      s.stride[a] = static_cast<int32_t>(g.strides[axis]);
+      s.pad_begin[a] = static_cast<int32_t>(g.pad_begin[axis]);
     }
-    if (pointwise) {
-      PointwiseConvStep s;
-      s.batch = p.batch;
-      s.in_channels = p.in_channels;
-      s.out_channels = p.out_channels;
-      s.positions = positions;
-      s.activation = activation;
-      s.residual_after_activation = epilogue.residual_after_activation;
-      s.residual_channels = residual_channels;
-      return StepsOrFallback{std::vector{step_for(node, s, {operands[0], operands[1], operands[2], operands[3]})}};
+    return s;
+  }
+
+  // A 1x1 stride-1 unpadded group-1 Conv as PointwiseConvStep, without its epilogue; nullopt for the
+  // others.
+  static std::optional<PointwiseConvStep> pointwise_conv_step(const ConvProblem& p, const WindowGeometry& g) {
+    if (p.group != 1 || p.channels_last) return std::nullopt;
+    PointwiseConvStep s;
+    s.batch = p.batch;
+    s.in_channels = p.in_channels;
+    s.out_channels = p.out_channels;
+    s.positions = 1;
+    for (int a = 0; a < 3; ++a) {
+      if (g.kernel[a] != 1 || g.strides[a] != 1 || g.pad_begin[a] != 0 || g.output[a] != g.input[a])
+        return std::nullopt;
+      s.positions *= g.output[a];
     }
+    return s;
+  }
+
+  // Any Conv as ConvStep, without its epilogue.
+  static ConvStep general_conv_step(const ConvProblem& p, const WindowGeometry& g) {
     ConvStep s;
     s.batch = p.batch;
     s.in_channels = p.in_channels;
@@ -511,10 +504,37 @@ class Lowerer {
       s.pad_begin[a] = g.pad_begin[a];
       s.output[a] = g.output[a];
     }
-    s.activation = activation;
-    s.residual_after_activation = epilogue.residual_after_activation;
-    s.residual_channels = residual_channels;
-    return StepsOrFallback{std::vector{step_for(node, s, {operands[0], operands[1], operands[2], operands[3]})}};
+    return s;
+  }
+
+  // Depthwise and 1x1 Convs take their own kernels (unless generic_conv), the rest ConvStep; all
+  // with the fuser's epilogue.
+  Result<StepsOrFallback> lower_conv(const Node& node) {
+    if (!all_f32(node)) return StepsOrFallback{not_lowered("Conv on a dtype other than f32")};
+    const std::vector<Tensor> tensors = meta_inputs(node);
+    const std::vector<const Tensor*> inputs = pointers(tensors, node);
+    EF_ASSIGN_OR_RETURN(const ConvProblem p, conv_problem(node, inputs));
+    EF_ASSIGN_OR_RETURN(const ActivationParams activation, epilogue_activation(node));
+    EF_ASSIGN_OR_RETURN(const ConvEpilogue epilogue, conv_epilogue(node.attrs));
+    const WindowGeometry g = p.geometry.padded_to(3);
+    const ValueId residual = input_or_none(node, 3);
+    const int64_t residual_channels = residual != kNoValue ? desc(residual).shape[1] : p.out_channels;
+    const auto with_epilogue = [&](auto s) {
+      s.activation = activation;
+      s.residual_after_activation = epilogue.residual_after_activation;
+      if constexpr (std::is_same_v<decltype(s), DepthwiseConvStep>) {
+        s.has_residual = residual != kNoValue;
+      } else {
+        s.residual_channels = residual_channels;
+      }
+      return StepsOrFallback{
+          std::vector{step_for(node, s, {node.inputs[0], node.inputs[1], input_or_none(node, 2), residual})}};
+    };
+    if (!out_.options.generic_conv) {
+      if (std::optional<DepthwiseConvStep> s = depthwise_conv_step(p, g, residual_channels)) return with_epilogue(*s);
+      if (std::optional<PointwiseConvStep> s = pointwise_conv_step(p, g)) return with_epilogue(*s);
+    }
+    return with_epilogue(general_conv_step(p, g));
   }
 
   // A known scalar bound of Clip (input 1: min, 2: max), or the default when absent.
