@@ -1,5 +1,6 @@
 // GPU latency and throughput of the detector models on the CUDA executor: fp32 and fp16, fused vs unfused
-// (the imported graph), CUDA graph replay vs step-by-step launches, batch 1, 4 and 16, with the
+// (the imported graph), CUDA graph replay vs step-by-step launches, the specialised Conv kernels vs
+// the general one, YOLOX with the row filter and NMS on the device, batch 1, 4 and 16, with the
 // CPU executor (fused, same run) as the baseline. Prints a Markdown table and one JSON object
 // per configuration; scripts/gpu-check.sh records both. Exits 2 when no CUDA device is visible.
 //
@@ -12,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/bench_common.h"
@@ -151,6 +153,17 @@ int run(const cli::ParsedArgs& args) {
     general.generic_conv = true;
     const Samples gpu_general = gpu_samples(fused, one, general, warmup, runs);
     const Samples gpu_unfused = gpu_samples(unfused, one, graphed, warmup, runs);
+    // YOLOX as the detector runs it: only the rows above the threshold, then (NMS on the device) only
+    // the kept ones, come back (gpu::RowFilter). A JSON line each; random input keeps few rows.
+    Samples gpu_filtered, gpu_nms;
+    const bool yolox = std::string_view(model.relative_path).find("yolox") != std::string_view::npos;
+    if (yolox) {
+      CudaExecutorOptions filtered = graphed;
+      filtered.row_filter = gpu::RowFilter{0, 4, 0.3f};
+      gpu_filtered = gpu_samples(fused, one, filtered, warmup, runs);
+      filtered.row_filter->nms = gpu::RowFilter::GridNms{416, 416, {8, 16, 32}, 0.45f, 300, true};
+      gpu_nms = gpu_samples(fused, one, filtered, warmup, runs);
+    }
     std::string throughput[2];
     int column = 0;
     for (int64_t batch : {4, 16}) {
@@ -168,6 +181,10 @@ int run(const cli::ParsedArgs& args) {
     print_json(model.label, "fused, launches", 1, gpu_launches);
     print_json(model.label, "fused, general conv kernel, CUDA graph", 1, gpu_general);
     print_json(model.label, "unfused, CUDA graph", 1, gpu_unfused);
+    if (yolox) {
+      print_json(model.label, "fused, CUDA graph, row filter", 1, gpu_filtered);
+      print_json(model.label, "fused, CUDA graph, row filter + NMS", 1, gpu_nms);
+    }
     std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", model.label,
                 latency_cell(cpu_fused, 2).c_str(), latency_cell(gpu_graph, 3).c_str(),
                 latency_cell(gpu_fp16, 3).c_str(), latency_cell(gpu_launches, 3).c_str(),
