@@ -234,7 +234,7 @@ class Lowerer {
   }
 
   // The NMS steps between the row filter's selection and its gather (row_nms_steps.h).
-  Status add_row_nms(const RowFilter::GridNms& nms, const BufferRef& output, RowFilterLayout& layout) {
+  Status add_row_nms(const RowFilter::GridNms& nms, const BufferRef& output, const RowFilterLayout& layout) {
     if (layout.filter.column != 4 || layout.channels <= kGridBoxChannels) {
       return invalid_argument("row filter NMS: needs YOLOX rows (objectness in column 4, then classes), got column ",
                               layout.filter.column, " of ", layout.channels, " channels");
@@ -259,13 +259,13 @@ class Lowerer {
       return invalid_argument("row filter NMS: IoU threshold ", nms.iou_threshold, " is outside [0, 1]");
     }
     const int64_t capacity = std::min<int64_t>((layout.rows + 31) / 32 * 32, kMaxNmsCandidates);
-    layout.nms_capacity = capacity;
     const auto per_batch = [&](int64_t bytes) { return scratch_block(static_cast<size_t>(layout.batch * bytes)); };
     const BufferRef candidates = per_batch(capacity * static_cast<int64_t>(sizeof(NmsCandidate)));
     const BufferRef order = per_batch(capacity * static_cast<int64_t>(sizeof(uint32_t)));
     const BufferRef mask = per_batch(capacity * (capacity / 32) * static_cast<int64_t>(sizeof(uint32_t)));
     const BufferRef result = per_batch(nms_result_words(capacity) * static_cast<int64_t>(sizeof(uint32_t)));
 
+    const NmsStepShape shape{{}, layout.batch, layout.rows, capacity};
     decode.batch = layout.batch;
     decode.rows = layout.rows;
     decode.channels = layout.channels;
@@ -277,25 +277,25 @@ class Lowerer {
     candidate_step.inputs[1] = layout.index;
     candidate_step.output = candidates;
     LoweredStep rank;
-    rank.params = NmsRankStep{{}, layout.batch, layout.rows, capacity};
+    rank.params = NmsRankStep{shape};
     rank.inputs[0] = layout.index;
     rank.inputs[1] = candidates;
     rank.output = order;
     LoweredStep overlap;
-    overlap.params = NmsMaskStep{{}, layout.batch, layout.rows, capacity, nms.iou_threshold, nms.per_class};
+    overlap.params = NmsMaskStep{shape, nms.iou_threshold, nms.per_class};
     overlap.inputs[0] = layout.index;
     overlap.inputs[1] = candidates;
     overlap.inputs[2] = order;
     overlap.output = mask;
     LoweredStep sweep;
-    sweep.params = NmsSweepStep{{}, layout.batch, layout.rows, capacity, nms.max_detections};
+    sweep.params = NmsSweepStep{shape, nms.max_detections};
     sweep.inputs[0] = layout.index;
     sweep.inputs[1] = candidates;
     sweep.inputs[2] = order;
     sweep.inputs[3] = mask;
     sweep.output = result;
     LoweredStep kept_rows;
-    kept_rows.params = NmsIndexStep{{}, layout.batch, layout.rows, capacity};
+    kept_rows.params = NmsIndexStep{shape};
     kept_rows.inputs[0] = result;
     kept_rows.inputs[1] = candidates;
     kept_rows.inputs[2] = order;

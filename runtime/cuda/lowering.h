@@ -81,9 +81,8 @@ struct RowFilterLayout {
   int64_t batch = 0;
   int64_t rows = 0;
   int64_t channels = 0;
-  BufferRef index;           // u32 [batch, rows + 1]: count, then passing (with NMS: kept) row numbers
-  BufferRef compact;         // f32 [batch, rows, channels]: passing rows first
-  int64_t nms_capacity = 0;  // with NMS: candidates per batch element the device suppresses among
+  BufferRef index;    // u32 [batch, rows + 1]: count, then passing (with NMS: kept) row numbers
+  BufferRef compact;  // f32 [batch, rows, channels]: passing rows first
 
   size_t index_bytes() const { return static_cast<size_t>(batch * (rows + 1)) * sizeof(uint32_t); }
   size_t row_bytes() const { return static_cast<size_t>(channels) * sizeof(float); }

@@ -52,6 +52,14 @@ EF_HOST_DEVICE inline int64_t selected_rows(const uint32_t* index, int64_t b, in
   return count < rows ? count : rows;
 }
 
+// What every NMS step knows: the filtered output's batch and rows, and the candidates per batch
+// element it suppresses among (the capacity: all rows, up to kMaxNmsCandidates, rounded to 32).
+struct NmsStepShape : Operands {
+  int64_t batch = 0;
+  int64_t rows = 0;
+  int64_t capacity = 0;
+};
+
 // Intersection over union with the arithmetic of models/detect/nms.cpp's iou(): an empty overlap
 // or box has area 0, an empty union gives 0.
 EF_HOST_DEVICE inline float box_area(float x1, float y1, float x2, float y2) {
@@ -73,11 +81,8 @@ EF_HOST_DEVICE inline bool ranks_before(const NmsCandidate& a, const NmsCandidat
 
 // One item per (batch element, slot): slot k < n decodes selected row index[1 + k]. Operands: the
 // output matrix, the index buffer; output: candidates [batch, capacity].
-struct GridCandidateStep : Operands {
-  int64_t batch = 0;
-  int64_t rows = 0;
+struct GridCandidateStep : NmsStepShape {
   int64_t channels = 0;
-  int64_t capacity = 0;
   int32_t levels = 0;
   GridLevel level[kMaxGridLevels] = {};
   float score_threshold = 0;
@@ -123,11 +128,7 @@ struct GridCandidateStep : Operands {
 
 // One item per (batch element, slot): writes the slot at its place in the order. Operands: the
 // index buffer, the candidates; output: the order (u32 [batch, capacity], slots best first).
-struct NmsRankStep : Operands {
-  int64_t batch = 0;
-  int64_t rows = 0;
-  int64_t capacity = 0;
-
+struct NmsRankStep : NmsStepShape {
   EF_HOST_DEVICE int64_t count() const { return batch * capacity; }
   EF_HOST_DEVICE void run(int64_t i) const {
     const int64_t b = i / capacity, slot = i % capacity;
@@ -144,10 +145,7 @@ struct NmsRankStep : Operands {
 // One item per (batch element, position p, word w): bit t of the word is set when the candidate at
 // position q = 32 w + t > p overlaps the one at p. Operands: the index buffer, the candidates, the
 // order; output: the mask (u32 [batch, capacity, capacity / 32]).
-struct NmsMaskStep : Operands {
-  int64_t batch = 0;
-  int64_t rows = 0;
-  int64_t capacity = 0;
+struct NmsMaskStep : NmsStepShape {
   float iou_threshold = 0;
   bool per_class = true;
 
@@ -181,10 +179,7 @@ EF_HOST_DEVICE inline int64_t nms_result_words(int64_t capacity) {
 
 // One item per batch element: the greedy pass over the ordered candidates. Operands: the index
 // buffer, the candidates, the order, the mask; output: the sweep's result.
-struct NmsSweepStep : Operands {
-  int64_t batch = 0;
-  int64_t rows = 0;
-  int64_t capacity = 0;
+struct NmsSweepStep : NmsStepShape {
   int64_t max_detections = 0;  // <= 0: all
 
   EF_HOST_DEVICE int64_t count() const { return batch; }
@@ -217,11 +212,7 @@ struct NmsSweepStep : Operands {
 // One item per (batch element, slot): slot k < kept writes the row of the k-th kept candidate,
 // slot 0 the count too. Operands: the sweep's result, the candidates, the order; output: the
 // index buffer (left as the filter made it when the sweep did not run).
-struct NmsIndexStep : Operands {
-  int64_t batch = 0;
-  int64_t rows = 0;
-  int64_t capacity = 0;
-
+struct NmsIndexStep : NmsStepShape {
   EF_HOST_DEVICE int64_t count() const { return batch * capacity; }
   EF_HOST_DEVICE void run(int64_t i) const {
     const int64_t b = i / capacity, k = i % capacity;
