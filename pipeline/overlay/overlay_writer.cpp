@@ -80,12 +80,10 @@ Result<std::unique_ptr<OverlayWriter>> OverlayWriter::create(const OverlayWriter
   for (const EncoderChoice& choice : kEncoders) {
     const std::string element = choice.element;
     if (options.encoder != "auto" && options.encoder != element) continue;
-    GstElementFactory* factory = gst_element_factory_find(choice.element);
-    if (!factory) {
+    if (!gst_element_installed(choice.element)) {
       if (options.encoder != "auto") return unsupported("overlay writer: encoder ", element, " is not installed");
       continue;
     }
-    gst_object_unref(factory);
     const std::string description =
         "appsrc name=src format=time is-live=false block=true max-buffers=3 caps=" + gst_quote(caps) +
         " ! videoconvert ! " + choice.before + element + encoder_properties(element, kbps, key_interval) +

@@ -14,13 +14,17 @@ void ensure_gstreamer_initialised() {
   std::call_once(once, [] { gst_init(nullptr, nullptr); });
 }
 
-std::string find_nvmm_converter() {
+bool gst_element_installed(const char* name) {
   ensure_gstreamer_initialised();
+  GstElementFactory* factory = gst_element_factory_find(name);
+  if (factory == nullptr) return false;
+  gst_object_unref(factory);
+  return true;
+}
+
+std::string find_nvmm_converter() {
   for (const char* element : {"nvvidconv", "nvvideoconvert"}) {
-    if (GstElementFactory* factory = gst_element_factory_find(element); factory != nullptr) {
-      gst_object_unref(factory);
-      return element;
-    }
+    if (gst_element_installed(element)) return element;
   }
   return "";
 }

@@ -75,6 +75,9 @@ class VideoSource {
 // Initialises GStreamer once per process (thread-safe); later calls are free.
 void ensure_gstreamer_initialised();
 
+// Whether a GStreamer element of this name is installed (initialises GStreamer).
+bool gst_element_installed(const char* name);
+
 // The installed element that copies NVMM buffers to system memory (PipelineOptions::nvmm_converter):
 // nvvidconv (Jetson Linux), else nvvideoconvert (DeepStream); empty on hosts with neither.
 std::string find_nvmm_converter();
