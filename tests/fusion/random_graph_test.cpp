@@ -108,7 +108,7 @@ Graph random_graph(std::mt19937& rng) {
   const int64_t steps = pick(rng, 2, 7);
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t c = cur.shape[1];
-    switch (pick(rng, 0, 13)) {
+    switch (pick(rng, 0, 14)) {
       case 0:
       case 1:
       case 2:
@@ -175,6 +175,24 @@ Graph random_graph(std::mt19937& rng) {
         cur = add_conv(m, {stacked, {1, 4 * c, cur.shape[2] / 2, cur.shape[3] / 2}}, rng);
         break;
       }
+      case 14: {  // a detector head's tail, as an extra output: levels flattened, joined on the cells,
+                  // transposed (to [1, cells, c], which the fuser folds, or to [c, cells, 1], which
+                  // it must not)
+        std::vector<ValueId> levels;
+        for (const Current& h : history) {
+          if (h.shape[1] != c || (levels.size() >= 1 && pick(rng, 0, 1) == 0)) continue;
+          const int64_t plane = h.shape[2] * h.shape[3];
+          levels.push_back(
+              m.node(OpKind::kReshape, {h.value, m.constant(Tensor::from_vector<int64_t>({3}, {1, c, plane}))}));
+        }
+        if (levels.size() < 2) levels.push_back(levels.front());
+        Attributes on_cells;
+        on_cells.set("axis", int64_t{2});
+        Attributes perm;
+        perm.set("perm", pick(rng, 0, 1) == 0 ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{1, 2, 0});
+        m.output(m.node(OpKind::kTranspose, {m.node(OpKind::kConcat, levels, on_cells)}, perm));
+        break;
+      }
       case 12: {  // SPP: Concat of the input and same-padded stride-1 pools of growing odd kernels
         Attributes axis;
         axis.set("axis", int64_t{1});
@@ -216,6 +234,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   int stems_folded = 0;
   int pools_chained = 0;
   int pointwise_chains = 0;
+  int concats_into_transposes = 0;
   for (int seed = 0; seed < kCases; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(static_cast<unsigned>(seed));
@@ -230,6 +249,7 @@ TEST_CASE("random graphs: fused equals unfused") {
       if (report.pass == "fold_space_to_depth_into_conv") stems_folded += report.changes;
       if (report.pass == "cascade_spp_maxpools") pools_chained += report.changes;
       if (report.pass == "fuse_pointwise_chains") pointwise_chains += report.changes;
+      if (report.pass == "fold_concat_into_transpose") concats_into_transposes += report.changes;
     }
     fewer_nodes += fused.nodes().size() < original.nodes().size() ? 1 : 0;
     const std::vector<Tensor> inputs = random_inputs_for(original, rng);
@@ -240,13 +260,14 @@ TEST_CASE("random graphs: fused equals unfused") {
     }
   }
   MESSAGE("random graphs: ", changes, " rewrites (", residuals_after_activation, " residuals after an activation, ",
-          stems_folded, " Focus stems, ", pools_chained, " pools chained, ", pointwise_chains, " pointwise chains), ",
-          fewer_nodes, " of ", kCases, " graphs shrank");
+          stems_folded, " Focus stems, ", pools_chained, " pools chained, ", pointwise_chains, " pointwise chains, ",
+          concats_into_transposes, " Concats into Transposes), ", fewer_nodes, " of ", kCases, " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
   CHECK(residuals_after_activation > 0);
   CHECK(stems_folded > 0);
   CHECK(pools_chained > 0);
   CHECK(pointwise_chains > 0);
+  CHECK(concats_into_transposes > 0);
 }
 
 }  // namespace
