@@ -8,35 +8,15 @@
 // output; its shape is static; the Transpose's permutation is known (perm, or the reversal) and
 // moves the concatenated axis after dims that are all 1, so each input's part of the output is one
 // contiguous block; the Transpose does not fuse a Concat already.
-#include <algorithm>
-#include <numeric>
 #include <optional>
 #include <vector>
 
 #include "fusion/graph_edit.h"
 #include "fusion/passes.h"
+#include "runtime/ops/axes.h"
 #include "runtime/ops/ops.h"
 
 namespace edgefuse::fusion {
-
-namespace {
-
-// perm, or the reversal of `rank` dims when it is absent; nullopt when it is not a permutation.
-std::optional<std::vector<int64_t>> permutation_of(const Node& transpose, size_t rank) {
-  std::vector<int64_t> perm = transpose.attrs.get_ints("perm");
-  if (perm.empty()) {
-    perm.resize(rank);
-    std::iota(perm.rbegin(), perm.rend(), int64_t{0});
-  }
-  std::vector<int64_t> sorted = perm;
-  std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted[i] != static_cast<int64_t>(i)) return std::nullopt;
-  }
-  return perm.size() == rank ? std::optional(perm) : std::nullopt;
-}
-
-}  // namespace
 
 Status fold_concat_into_transpose(Graph& graph, PassReport& report) {
   std::vector<bool> dead(graph.nodes().size(), false);
@@ -54,12 +34,11 @@ Status fold_concat_into_transpose(Graph& graph, PassReport& report) {
         transpose.attrs.has(kTransposeConcatAxis)) {
       continue;
     }
-    const size_t rank = desc->shape.size();
-    const std::optional<std::vector<int64_t>> perm = permutation_of(transpose, rank);
-    int64_t axis = concat.attrs.get_int("axis", 0);
-    axis = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
-    if (!perm || axis < 0 || axis >= static_cast<int64_t>(rank)) continue;
-    const auto moved_to = static_cast<size_t>(std::find(perm->begin(), perm->end(), axis) - perm->begin());
+    const auto rank = static_cast<int>(desc->shape.size());
+    const Result<std::vector<int64_t>> perm = transpose_permutation(transpose.attrs, rank);
+    const Result<int> axis = normalize_axis(concat.attrs.get_int("axis", 0), rank, "axis");
+    if (!perm.is_ok() || !axis.is_ok()) continue;
+    const size_t moved_to = transposed_position(*perm, *axis);
     bool block_per_input = true;
     for (size_t d = 0; d < moved_to; ++d) {
       block_per_input = block_per_input && desc->shape[static_cast<size_t>((*perm)[d])] == 1;
@@ -67,7 +46,7 @@ Status fold_concat_into_transpose(Graph& graph, PassReport& report) {
     if (!block_per_input) continue;
 
     transpose.inputs = concat.inputs;
-    transpose.attrs.set(kTransposeConcatAxis, axis);
+    transpose.attrs.set(kTransposeConcatAxis, int64_t{*axis});
     dead[n] = true;
     ++report.changes;
     report.details.push_back(make_message("folded ", graph.describe_node(static_cast<NodeId>(n)), " into ",

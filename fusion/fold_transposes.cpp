@@ -14,13 +14,13 @@
 // permutation is known (the perm attribute, or the input's rank for the default reversal) and a
 // valid permutation. A Transpose that is a graph output is kept even when it is the identity.
 #include <algorithm>
-#include <numeric>
 #include <optional>
 #include <vector>
 
 #include "fusion/graph_edit.h"
 #include "fusion/passes.h"
 #include "runtime/ops/conv_problem.h"
+#include "runtime/ops/ops.h"
 
 namespace edgefuse::fusion {
 
@@ -32,19 +32,12 @@ std::optional<std::vector<int64_t>> permutation(const Graph& graph, const Node& 
   if (node.op != OpKind::kTranspose || node.inputs.size() != 1 || !node.has_input(0) || node.outputs.size() != 1) {
     return std::nullopt;  // one that transposes a fused Concat (several inputs) stays as it is
   }
-  std::vector<int64_t> perm = node.attrs.get_ints("perm");
-  if (perm.empty()) {
-    const auto rank = static_cast<int64_t>(graph.value(node.inputs[0]).desc.shape.size());
-    if (rank == 0) return std::nullopt;
-    perm.resize(static_cast<size_t>(rank));
-    std::iota(perm.rbegin(), perm.rend(), int64_t{0});
-  }
-  std::vector<bool> seen(perm.size(), false);
-  for (int64_t axis : perm) {
-    if (axis < 0 || axis >= static_cast<int64_t>(perm.size()) || seen[static_cast<size_t>(axis)]) return std::nullopt;
-    seen[static_cast<size_t>(axis)] = true;
-  }
-  return perm;
+  const size_t rank =
+      node.attrs.has("perm") ? node.attrs.get_ints("perm").size() : graph.value(node.inputs[0]).desc.shape.size();
+  if (rank == 0) return std::nullopt;
+  Result<std::vector<int64_t>> perm = transpose_permutation(node.attrs, static_cast<int>(rank));
+  if (!perm.is_ok()) return std::nullopt;
+  return std::move(*perm);
 }
 
 // [0, r - 1, 1, ..., r - 2]: channels-last to channels-first.

@@ -4,11 +4,11 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <numeric>
 #include <optional>
 #include <type_traits>
 
 #include "runtime/op_table.h"
+#include "runtime/ops/axes.h"
 #include "runtime/ops/broadcast.h"
 #include "runtime/ops/conv_epilogue.h"
 #include "runtime/ops/conv_problem.h"
@@ -887,16 +887,11 @@ class Lowerer {
   Result<StepsOrFallback> lower_transpose_of_concat(const Node& node) {
     const TensorDesc& out = desc(node.outputs[0]);
     const size_t rank = out.shape.size();
-    std::vector<int64_t> perm = node.attrs.get_ints("perm");
-    if (perm.empty()) {
-      perm.resize(rank);
-      std::iota(perm.rbegin(), perm.rend(), int64_t{0});
-    }
-    int64_t axis = node.attrs.get_int(kTransposeConcatAxis, 0);
-    axis = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
-    const auto moved_to = static_cast<size_t>(std::find(perm.begin(), perm.end(), axis) - perm.begin());
+    EF_ASSIGN_OR_RETURN(const std::vector<int64_t> perm, transpose_permutation(node.attrs, static_cast<int>(rank)));
+    EF_ASSIGN_OR_RETURN(const int axis, normalize_axis(node.attrs.get_int(kTransposeConcatAxis, 0),
+                                                       static_cast<int>(rank), kTransposeConcatAxis));
     int64_t block = 1;  // output elements per index of the concatenated axis
-    for (size_t d = moved_to + 1; d < rank; ++d) block *= out.shape[d];
+    for (size_t d = transposed_position(perm, axis) + 1; d < rank; ++d) block *= out.shape[d];
     const BufferRef output = operand(node.outputs[0]);
     const int64_t stored_bytes = output.half ? 2 : static_cast<int64_t>(dtype_size(out.dtype));
     std::vector<LoweredStep> steps;

@@ -250,14 +250,11 @@ Status reference_slice(const KernelArgs& args) {
 
 // ---- Transpose ------------------------------------------------------------------------------
 
-namespace {
-
-// The perm attribute, checked to be a permutation of [0, rank); default: reversed axes.
-Result<std::vector<int64_t>> read_perm(const Node& node, int rank) {
+Result<std::vector<int64_t>> transpose_permutation(const Attributes& attrs, int rank) {
   std::vector<int64_t> perm(static_cast<size_t>(rank));
   std::iota(perm.rbegin(), perm.rend(), 0);
-  if (!node.attrs.has("perm")) return perm;
-  perm = node.attrs.get_ints("perm");
+  if (!attrs.has("perm")) return perm;
+  perm = attrs.get_ints("perm");
   if (static_cast<int>(perm.size()) != rank) {
     return invalid_argument("perm has ", perm.size(), " entries for an input of rank ", rank);
   }
@@ -271,7 +268,9 @@ Result<std::vector<int64_t>> read_perm(const Node& node, int rank) {
   return perm;
 }
 
-}  // namespace
+size_t transposed_position(std::span<const int64_t> perm, int64_t axis) {
+  return static_cast<size_t>(std::find(perm.begin(), perm.end(), axis) - perm.begin());
+}
 
 Status infer_transpose(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs) {
   EF_RETURN_IF_ERROR(require_input(inputs, 0, "data"));
@@ -283,13 +282,13 @@ Status infer_transpose(const Node& node, std::span<const Tensor* const> inputs, 
   if (fused_concat) {
     EF_ASSIGN_OR_RETURN(in, concatenation(inputs, node.attrs.get_int(kTransposeConcatAxis, 0)));
   }
-  EF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, read_perm(node, static_cast<int>(in.shape.size())));
+  EF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, transpose_permutation(node.attrs, static_cast<int>(in.shape.size())));
   Shape shape(perm.size());
   for (size_t d = 0; d < perm.size(); ++d) shape[d] = in.shape[static_cast<size_t>(perm[d])];
   if (fused_concat) {
     // Each input's part must be one block of the output (see kTransposeConcatAxis).
     const int axis = normalize_axis(node.attrs.get_int(kTransposeConcatAxis, 0), in.rank(), "axis").value();
-    const auto moved_to = static_cast<size_t>(std::find(perm.begin(), perm.end(), axis) - perm.begin());
+    const size_t moved_to = transposed_position(perm, axis);
     if (product(shape, 0, moved_to) != 1) {
       return invalid_argument("the concatenated axis ", axis, " moves to axis ", moved_to, " of output ",
                               shape_to_string(shape), ", after dims other than 1");
@@ -303,15 +302,14 @@ Status infer_transpose(const Node& node, std::span<const Tensor* const> inputs, 
 // after the earlier inputs' parts of the concatenated axis (infer_transpose checked it is one).
 Status reference_transpose(const KernelArgs& args) {
   Tensor& out = *args.outputs[0];
-  EF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, read_perm(args.node, out.rank()));
+  EF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, transpose_permutation(args.node.attrs, out.rank()));
   const size_t element_size = dtype_size(out.dtype());
   const bool fused_concat = args.node.attrs.has(kTransposeConcatAxis);
   int axis = 0;
   int64_t block = 0;  // output elements per index of the concatenated axis
   if (fused_concat) {
     axis = normalize_axis(args.node.attrs.get_int(kTransposeConcatAxis, 0), out.rank(), "axis").value();
-    const auto moved_to = static_cast<size_t>(std::find(perm.begin(), perm.end(), axis) - perm.begin());
-    block = product(out.shape(), moved_to + 1, out.shape().size());
+    block = product(out.shape(), transposed_position(perm, axis) + 1, out.shape().size());
   }
   int64_t at = 0;
   for (const Tensor* in : args.inputs) {

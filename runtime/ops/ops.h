@@ -3,6 +3,9 @@
 // CPU kernel. Ops of one family share a rule where their shapes behave alike.
 #pragma once
 
+#include <span>
+#include <vector>
+
 #include "runtime/op_table.h"
 
 namespace edgefuse {
@@ -79,6 +82,11 @@ EF_DECLARE_REFERENCE(transpose)
 // input's part of the output must be one contiguous block (output dims before the concatenated
 // axis's new place all 1).
 inline constexpr const char* kTransposeConcatAxis = "fused_concat_axis";
+// A Transpose's permutation for an input of `rank` dims: its perm attribute, checked to be a
+// permutation of [0, rank), or the reversal of the axes when it has none.
+Result<std::vector<int64_t>> transpose_permutation(const Attributes& attrs, int rank);
+// Where the input's axis `axis` lands in the output of a Transpose by `perm`.
+size_t transposed_position(std::span<const int64_t> perm, int64_t axis);
 EF_DECLARE_INFER(gather)
 EF_DECLARE_REFERENCE(gather)
 EF_DECLARE_INFER(pad)

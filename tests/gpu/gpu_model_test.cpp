@@ -21,6 +21,7 @@
 #include "runtime/executor.h"
 #include "tests/fusion/fusion_test_graphs.h"
 #include "tests/gpu/gpu_op_cases.h"
+#include "tests/gpu/grid_rows.h"
 #include "tests/support/assets.h"
 #include "tests/support/numerics.h"
 
@@ -123,8 +124,7 @@ TEST_CASE(
     Result<std::vector<Tensor>> sparse = gpu::run_lowered_on_host(*graph, *filtered, inputs, &pool);
     REQUIRE_MESSAGE(sparse.is_ok(), sparse.status().to_string());
     const Tensor& rows = (*sparse)[0];
-    int64_t kept = 0;
-    for (int64_t r = 0; r < rows.dim(1); ++r) kept += rows.data<float>()[r * rows.dim(2) + 4] != 0.0f ? 1 : 0;
+    const int64_t kept = rows_back(rows, 0);
     MESSAGE(std::string(name), ": row filter brought back ", kept, " of ", rows.dim(1), " rows");
     CHECK(kept < rows.dim(1) / 20);
     const std::vector<Detection> from_rows = yolox_detections(rows);
@@ -137,8 +137,7 @@ TEST_CASE(
     // NMS on the device too: the rows of the kept detections, and nothing else, come back.
     Result<std::vector<Tensor>> kept_rows = gpu::run_lowered_on_host(*graph, *suppressed, inputs, &pool);
     REQUIRE_MESSAGE(kept_rows.is_ok(), kept_rows.status().to_string());
-    int64_t nonzero = 0;
-    for (int64_t r = 0; r < rows.dim(1); ++r) nonzero += (*kept_rows)[0].data<float>()[r * rows.dim(2) + 4] != 0;
+    const int64_t nonzero = rows_back((*kept_rows)[0], 0);
     MESSAGE(std::string(name), ": with NMS on the device ", nonzero, " rows came back for ", want.size(), " objects");
     CHECK(nonzero == static_cast<int64_t>(want.size()));
     const std::vector<Detection> from_kept = yolox_detections((*kept_rows)[0]);
