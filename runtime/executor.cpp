@@ -65,7 +65,7 @@ const MemoryPlan* Executor::plan_for(std::span<const Tensor> inputs) {
     ++plans_built_;
     std::vector<TensorDesc> descs;
     for (const Tensor& input : inputs) descs.push_back(input.desc());
-    Result<MemoryPlan> plan = plan_memory(*graph_, descs, PlanOptions{.reference_kernels = options_.reference_kernels});
+    Result<MemoryPlan> plan = plan_memory(*graph_, descs, plan_options(options_));
     // Any failure (a rule that needs run-time values, or a shape error) leaves these shapes to the
     // dynamic path, which reports errors as it always has.
     it->second = std::make_unique<std::optional<MemoryPlan>>();
@@ -101,6 +101,8 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
     } else if (plan.offset[v] >= 0) {
       // Views made up front: a skipped Concat's output is never a node output here.
       values[v] = Tensor::wrap(desc.dtype, desc.shape, arena + plan.offset[v]);
+    } else if (plan.between_pair[v]) {
+      values[v] = Tensor::meta(desc.dtype, desc.shape);  // never stored: its pair's kernel neither writes nor reads it
     }
   }
   for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(graph.inputs()[i])] = inputs[i];
@@ -128,7 +130,7 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
       const auto v = static_cast<size_t>(output);
       const TensorDesc& desc = plan.descs[v];
       // Graph outputs (kept by the caller) and empty values get their own storage.
-      if (plan.offset[v] < 0) values[v] = output_storage(v, desc);
+      if (plan.offset[v] < 0 && !plan.between_pair[v]) values[v] = output_storage(v, desc);
       args.outputs.push_back(&values[v]);
     }
   };
@@ -136,8 +138,7 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
   NodeArgs first, second;
   if (options_.profile) profile_ms_.assign(graph.nodes().size(), 0.0);
   kernel_caches_.resize(graph.nodes().size());
-  const std::vector<NodeId>& pairs = kernel_pairs(plan);
-  ran_pairs_.assign(graph.nodes().size(), -1);
+  ran_pairs_ = plan.paired_with;
   std::vector<bool> done(graph.nodes().size(), false);
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
     if (plan.node_skipped[n] || done[n]) continue;
@@ -146,16 +147,19 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
     prepare(n, first);
     const KernelArgs args{node, first.inputs, first.outputs, pool_.get(), &kernel_caches_[n], first.constant_inputs};
     bool ran_pair = false;
-    if (const NodeId partner = pairs[n]; partner >= 0) {
+    if (const NodeId partner = plan.paired_with[n]; partner >= 0) {
       const auto m = static_cast<size_t>(partner);
       prepare(m, second);
       const KernelArgs partner_args{graph.nodes()[m], second.inputs,      second.outputs,
                                     pool_.get(),      &kernel_caches_[m], second.constant_inputs};
       Result<bool> paired = cpu_conv_pair(args, partner_args);
       if (!paired.is_ok()) return paired.status().with_context(graph.describe_node(static_cast<NodeId>(n)));
-      ran_pair = *paired;
-      done[m] = ran_pair;
-      if (ran_pair) ran_pairs_[n] = partner;
+      // The plan stored nothing between the two: there is no running them one by one.
+      if (!*paired) {
+        return Status(StatusCode::kInternal, make_message("the planned Conv pair declined to run at ",
+                                                          graph.describe_node(static_cast<NodeId>(n))));
+      }
+      done[m] = ran_pair = true;
     }
     if (!ran_pair) {
       const OpDef& def = op_def(node.op);
@@ -179,53 +183,11 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
   return outputs;
 }
 
-const std::vector<NodeId>& Executor::kernel_pairs(const MemoryPlan& plan) {
-  auto [it, inserted] = kernel_pairs_.try_emplace(&plan);
-  if (!inserted) return it->second;
-  const Graph& graph = *graph_;
-  std::vector<NodeId>& pairs = it->second;
-  pairs.assign(graph.nodes().size(), -1);
-  if (options_.reference_kernels) return pairs;
-  std::vector<int> consumers(graph.values().size(), 0);
-  for (const Node& node : graph.nodes()) {
-    for (ValueId input : node.inputs) {
-      if (input != kNoValue) ++consumers[static_cast<size_t>(input)];
-    }
-  }
-  for (ValueId output : graph.outputs()) ++consumers[static_cast<size_t>(output)];
-  const auto bytes_overlap = [&](ValueId a, ValueId b) {
-    const auto ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
-    if (plan.offset[ia] < 0 || plan.offset[ib] < 0) return false;
-    const auto a_end = plan.offset[ia] + static_cast<int64_t>(plan.descs[ia].nbytes());
-    const auto b_end = plan.offset[ib] + static_cast<int64_t>(plan.descs[ib].nbytes());
-    return plan.offset[ia] < b_end && plan.offset[ib] < a_end;
-  };
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
-    const Node& node = graph.nodes()[n];
-    if (plan.node_skipped[n] || node.op != OpKind::kConv) continue;
-    // The next node run must be a Conv reading this output, which nothing else reads: running it
-    // in place of this node then changes no other value's lifetime.
-    size_t m = n + 1;
-    while (m < graph.nodes().size() && plan.node_skipped[m]) ++m;
-    if (m == graph.nodes().size()) continue;
-    const Node& next = graph.nodes()[m];
-    const ValueId between = node.outputs.empty() ? kNoValue : node.outputs[0];
-    // cpu_conv_pair's kinds (conv_pair.h) both have a grouped Conv.
-    if (node.attrs.get_int("group", 1) <= 1 && next.attrs.get_int("group", 1) <= 1) continue;
-    if (between == kNoValue || node.outputs.size() != 1 || next.op != OpKind::kConv || next.inputs.empty() ||
-        next.inputs[0] != between || consumers[static_cast<size_t>(between)] != 1 ||
-        plan.offset[static_cast<size_t>(between)] < 0 || plan.alias_of[static_cast<size_t>(between)] != kNoValue) {
-      continue;
-    }
-    if (next.outputs.empty() || node.inputs.empty()) continue;
-    // The pair writes the second's output while the first's input is still being read.
-    if (bytes_overlap(next.outputs[0], node.inputs[0])) continue;
-    // Checked here too so that pairs too small to gain are not offered to the kernel every frame.
-    const auto bytes = [&](ValueId v) { return static_cast<int64_t>(plan.descs[static_cast<size_t>(v)].nbytes()); };
-    if (bytes(node.inputs[0]) + bytes(between) + bytes(next.outputs[0]) < kConvPairMinBytes) continue;
-    pairs[n] = static_cast<NodeId>(m);
-  }
-  return pairs;
+PlanOptions Executor::plan_options(const ExecutorOptions& options) {
+  PlanOptions plan;
+  plan.reference_kernels = options.reference_kernels;
+  if (!options.reference_kernels) plan.kernel_pair = cpu_conv_pair_planned;
+  return plan;
 }
 
 Result<std::vector<Tensor>> Executor::run_dynamic(std::span<const Tensor> inputs) {

@@ -49,6 +49,10 @@ class Executor {
   const Graph& graph() const { return *graph_; }
   int threads() const { return pool_ ? pool_->size() : 1; }
 
+  // How the executor plans memory with these options: the optimised kernels run the Conv pairs of
+  // runtime/ops/conv_pair.h, whose tensor between is never stored.
+  static PlanOptions plan_options(const ExecutorOptions& options);
+
   // The memory plan the last run used, or nullptr when it ran the dynamic path.
   const MemoryPlan* memory_plan() const { return last_plan_; }
   // How many times a plan was attempted (one per distinct input-shape signature), for tests.
@@ -60,9 +64,6 @@ class Executor {
   // The cached plan for these inputs' shapes (planning on first sight), or nullptr when none exists.
   const MemoryPlan* plan_for(std::span<const Tensor> inputs);
   Result<std::vector<Tensor>> run_planned(const MemoryPlan& plan, std::span<const Tensor> inputs);
-  // Per node of `plan`: the Conv to run together with it (the next node in order, the only reader
-  // of its output; runtime/ops/conv_pair.h), else -1. Worked out once per plan.
-  const std::vector<NodeId>& kernel_pairs(const MemoryPlan& plan);
   Result<std::vector<Tensor>> run_dynamic(std::span<const Tensor> inputs);
 
   std::shared_ptr<const Graph> graph_;
@@ -75,7 +76,6 @@ class Executor {
   // Per input-shape signature: its plan, or nullopt when the graph has no static plan there.
   std::map<std::vector<Shape>, std::unique_ptr<std::optional<MemoryPlan>>> plans_;
   const MemoryPlan* last_plan_ = nullptr;
-  std::map<const MemoryPlan*, std::vector<NodeId>> kernel_pairs_;
   std::vector<NodeId> ran_pairs_;
   int plans_built_ = 0;
   Tensor arena_;  // u8, sized for the largest plan used so far

@@ -239,6 +239,54 @@ void reuse_dying_inputs(const Graph& graph, MemoryPlan& plan) {
   }
 }
 
+// Finds the kernel pairs (see the header) among the nodes left to run: `first`'s only output is
+// read only by the next node run, as its input 0, and is an arena value that is no Concat block,
+// Concat output or in-place value. Runs after Concat aliasing and in-place choices; takes the value
+// out of the arena and keeps first's input 0 alive through the second node.
+void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPlan& plan) {
+  const auto& nodes = graph.nodes();
+  std::vector<int> readers(plan.descs.size(), 0);
+  std::vector<bool> is_alias_target(plan.descs.size(), false), is_in_place_source(plan.descs.size(), false);
+  for (const Node& node : nodes) {
+    for (ValueId input : node.inputs) {
+      if (input != kNoValue) ++readers[static_cast<size_t>(input)];
+    }
+  }
+  for (ValueId output : graph.outputs()) ++readers[static_cast<size_t>(output)];
+  for (size_t v = 0; v < plan.descs.size(); ++v) {
+    if (plan.alias_of[v] != kNoValue) is_alias_target[static_cast<size_t>(plan.alias_of[v])] = true;
+    if (plan.in_place_of[v] != kNoValue) is_in_place_source[static_cast<size_t>(plan.in_place_of[v])] = true;
+  }
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const Node& first = nodes[n];
+    if (plan.node_skipped[n] || first.outputs.size() != 1 || first.inputs.empty()) continue;
+    size_t m = n + 1;
+    while (m < nodes.size() && plan.node_skipped[m]) ++m;
+    if (m == nodes.size()) break;
+    const Node& second = nodes[m];
+    const ValueId between = first.outputs[0], input = first.inputs[0];
+    const auto b = static_cast<size_t>(between);
+    // An input whose bytes a later value takes in place must die where it does now.
+    const bool input_shared = input != kNoValue && is_in_place_source[static_cast<size_t>(input)];
+    if (second.inputs.empty() || second.inputs[0] != between || readers[b] != 1 || plan.first_node[b] < 0 ||
+        plan.alias_of[b] != kNoValue || is_alias_target[b] || plan.in_place_of[b] != kNoValue ||
+        is_in_place_source[b] || input_shared || !options.kernel_pair(first, second, plan.descs)) {
+      continue;
+    }
+    plan.paired_with[n] = static_cast<NodeId>(m);
+    plan.between_pair[b] = true;
+    plan.first_node[b] = plan.last_node[b] = -1;
+    ++plan.kernel_pairs;
+    // The pair reads first's input while it writes second's output: keep the input (and the
+    // Concat output it is a block of) alive through the second node.
+    for (ValueId v = input; v != kNoValue && plan.first_node[static_cast<size_t>(v)] >= 0;
+         v = plan.alias_of[static_cast<size_t>(v)]) {
+      plan.last_node[static_cast<size_t>(v)] = std::max(plan.last_node[static_cast<size_t>(v)], static_cast<NodeId>(m));
+    }
+    n = m;  // the second node runs inside this pair, not as the first of another
+  }
+}
+
 // Places `items` in their order, each by choose_offset. Returns the arena size.
 size_t place_in_order(std::vector<Placement>& items) {
   std::vector<Placement> placed;
@@ -321,15 +369,21 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
   if (options.alias_concat) alias_concat_inputs(graph, plan);
   plan.in_place_of.assign(value_count, kNoValue);
   if (options.in_place) reuse_dying_inputs(graph, plan);
+  plan.paired_with.assign(nodes.size(), -1);
+  plan.between_pair.assign(value_count, false);
+  if (options.kernel_pair) find_kernel_pairs(graph, options, plan);
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (plan.node_skipped[n]) continue;
     for (ValueId input : nodes[n].inputs) {
-      if (input != kNoValue && !plan.known[static_cast<size_t>(input)].has_data()) {
+      if (input != kNoValue && !plan.known[static_cast<size_t>(input)].has_data() &&
+          !plan.between_pair[static_cast<size_t>(input)]) {
         plan.activation_bytes_moved += plan.descs[static_cast<size_t>(input)].nbytes();
       }
     }
     for (ValueId output : nodes[n].outputs) {
-      plan.activation_bytes_moved += plan.descs[static_cast<size_t>(output)].nbytes();
+      if (!plan.between_pair[static_cast<size_t>(output)]) {
+        plan.activation_bytes_moved += plan.descs[static_cast<size_t>(output)].nbytes();
+      }
     }
   }
 

@@ -20,6 +20,13 @@
 // bytes of an input with the same description that dies at that node, when neither is part of a
 // Concat alias.
 //
+// Kernel pairs (PlanOptions::kernel_pair, asked of each run node whose only output is read only
+// by the next node run, as its input 0): the backend runs both nodes as one kernel and the value
+// between them is never stored. It takes no arena bytes, neither its write nor its read counts as
+// moved, and the first node's input 0 stays alive until the second node, since the pair writes
+// the second's output while it still reads that input. Asked after Concat aliasing and in-place
+// choices, of values that are neither.
+//
 // Views: the output of a Reshape, Flatten, Squeeze, Unsqueeze or Identity (keeps_input_bytes in
 // op_kind.h) is its input's bytes when that input is an arena value dying at that node (it may be
 // an aliased Concat's output, but not a block of one) and the output is no part of a Concat
@@ -28,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -45,6 +53,9 @@ struct PlanOptions {
   bool alias_concat = true;        // Concat inputs written straight into their block of the output
   // Largest value folded at plan time; bigger constant-only results stay computed at run time.
   int64_t max_folded_elements = 1 << 16;
+  // Whether the backend runs `first` and `second` as one kernel (see the header); null: never.
+  // `descs` holds every value's description.
+  std::function<bool(const Node& first, const Node& second, std::span<const TensorDesc> descs)> kernel_pair;
 };
 
 // Every value's description for given input descriptions, plus the values known before running.
@@ -70,6 +81,8 @@ struct MemoryPlan {
   std::vector<int64_t> offset;       // per value: byte offset in the arena, -1 = not in the arena
   std::vector<ValueId> alias_of;     // per value: the Concat output it is a block of, else kNoValue
   std::vector<ValueId> in_place_of;  // per value: the dying input whose bytes it takes, else kNoValue
+  std::vector<NodeId> paired_with;   // per node: the node run inside its kernel (PlanOptions::kernel_pair), else -1
+  std::vector<bool> between_pair;    // per value: lives only inside a kernel pair, never stored
   // Lifetime per arena value (-1 for others): from its producer (for a Concat output with aliased
   // inputs, its first input's producer) to the last node that reads it (or its block's Concat output).
   std::vector<NodeId> first_node;
@@ -80,6 +93,7 @@ struct MemoryPlan {
   size_t activation_bytes_moved = 0;  // per run (not skipped) node: bytes of its non-constant inputs + outputs
   int concats_aliased = 0;            // Concat nodes skipped because their inputs are written in place
   int views = 0;                      // Reshape-like nodes skipped because their output is a view
+  int kernel_pairs = 0;               // pairs of nodes run as one kernel
 
   bool in_arena(ValueId v) const { return offset[static_cast<size_t>(v)] >= 0; }
 };

@@ -6,7 +6,8 @@
 // read once) and FLOPs against the board's published bandwidth and fp32 peak (runtime/cost_model.h).
 //
 // "Unfused" is the graph as imported, planned with neither in-place outputs nor Concat aliasing;
-// "fused" is the optimised graph planned with the default PlanOptions, as the executor runs it.
+// "fused" is the optimised graph planned as the CPU executor plans it (Executor::plan_options), so
+// the tensor between the Convs of a kernel pair (runtime/ops/conv_pair.h) is neither stored nor moved.
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -34,9 +35,10 @@ struct InspectReport {
   int64_t nodes_before = 0;
   int64_t nodes_after = 0;
   int64_t kernels_unfused = 0;  // nodes of the imported graph
-  int64_t kernels_fused = 0;    // nodes of the optimised graph its plan does not skip
+  int64_t kernels_fused = 0;    // kernels the optimised graph's plan runs (a pair is one)
   std::vector<PassReport> passes;
   size_t moved_fused = 0;
+  size_t moved_fused_gpu = 0;  // the fused plan as the CUDA executor makes it: no CPU Conv pairs
   size_t moved_unfused = 0;
   size_t arena_bytes = 0;      // fused plan
   size_t unplanned_bytes = 0;  // unfused plan: one buffer per intermediate tensor
@@ -44,6 +46,7 @@ struct InspectReport {
   size_t weight_bytes = 0;
   int concats_aliased = 0;  // fused plan
   int views = 0;            // fused plan: Reshape-like nodes whose output is a view
+  int kernel_pairs = 0;     // fused plan: Conv pairs run as one kernel
   int64_t flops_fused = 0;
   int64_t flops_unfused = 0;
   bool profiled = false;  // --profile: `profile` holds the time per op type
@@ -86,7 +89,7 @@ size_t used_weight_bytes(const Graph& graph) {
 }
 
 int64_t nodes_run(const MemoryPlan& plan) {
-  int64_t count = 0;
+  int64_t count = -plan.kernel_pairs;  // the second node of a pair runs inside the first's kernel
   for (bool skipped : plan.node_skipped) count += skipped ? 0 : 1;
   return count;
 }
@@ -127,7 +130,7 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   unfused_options.alias_concat = false;
   Result<MemoryPlan> unfused_plan = plan_memory(*imported, input_descs, unfused_options);
   if (!unfused_plan.is_ok()) return unfused_plan.status().with_context("planning the imported graph");
-  Result<MemoryPlan> fused_plan = plan_memory(*optimised, input_descs);
+  Result<MemoryPlan> fused_plan = plan_memory(*optimised, input_descs, Executor::plan_options(ExecutorOptions{}));
   if (!fused_plan.is_ok()) return fused_plan.status().with_context("planning the optimised graph");
 
   report.ops_before = count_ops(*imported);
@@ -137,11 +140,15 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   report.kernels_unfused = report.nodes_before;
   report.kernels_fused = nodes_run(*fused_plan);
   report.moved_fused = fused_plan->activation_bytes_moved;
+  Result<MemoryPlan> gpu_plan = plan_memory(*optimised, input_descs);
+  if (!gpu_plan.is_ok()) return gpu_plan.status().with_context("planning the optimised graph for a GPU");
+  report.moved_fused_gpu = gpu_plan->activation_bytes_moved;
   report.moved_unfused = unfused_plan->activation_bytes_moved;
   report.arena_bytes = fused_plan->arena_bytes;
   report.unplanned_bytes = unfused_plan->unplanned_bytes;
   report.peak_live_bytes = fused_plan->peak_live_bytes;
   report.concats_aliased = fused_plan->concats_aliased;
+  report.kernel_pairs = fused_plan->kernel_pairs;
   report.views = fused_plan->views;
   report.weight_bytes = used_weight_bytes(*optimised);
   report.flops_fused = graph_flops(*optimised, *fused_plan);
@@ -161,8 +168,8 @@ struct Roofline {
   RooflineEstimate estimate;
 };
 
-// The fused plan on the --device board: activations moved (halved in fp16 storage) plus weights read
-// once (f32 in either mode).
+// The fused plan on the --device board, as the CUDA executor plans it: activations moved (halved in
+// fp16 storage) plus weights read once (f32 in either mode).
 Result<Roofline> roofline_for(const InspectReport& report, const ParsedArgs& args) {
   Roofline r;
   if (!args.has("device")) return r;
@@ -177,7 +184,8 @@ Result<Roofline> roofline_for(const InspectReport& report, const ParsedArgs& arg
     return invalid_argument("--precision: '", precision, "' is not one of fp32, fp16");
   }
   r.fp16 = precision == "fp16";
-  r.bytes = static_cast<double>(report.moved_fused) / (r.fp16 ? 2.0 : 1.0) + static_cast<double>(report.weight_bytes);
+  r.bytes =
+      static_cast<double>(report.moved_fused_gpu) / (r.fp16 ? 2.0 : 1.0) + static_cast<double>(report.weight_bytes);
   r.flops = static_cast<double>(report.flops_fused);
   r.estimate = roofline(*r.board, r.bytes, r.flops);
   return r;
@@ -209,6 +217,7 @@ void print_json(const std::string& model, const InspectReport& report, const Roo
   json.key("peak_live_bytes").value(as_int(report.peak_live_bytes));
   json.key("weight_bytes").value(as_int(report.weight_bytes));
   json.key("concats_aliased").value(report.concats_aliased);
+  json.key("kernel_pairs").value(report.kernel_pairs);
   json.key("views").value(report.views);
   json.key("flops_fused").value(report.flops_fused);
   json.key("flops_unfused").value(report.flops_unfused);
@@ -307,6 +316,7 @@ void print_text(const std::string& model, const InspectReport& report, const Par
   std::printf("  peak live activations   %10.2f MiB\n", mib(report.peak_live_bytes));
   std::printf("  concats aliased         %10d\n", report.concats_aliased);
   std::printf("  reshapes as views       %10d\n", report.views);
+  std::printf("  Conv pairs, one kernel  %10d\n", report.kernel_pairs);
   std::printf("  weights                 %10.2f MiB\n", mib(report.weight_bytes));
   std::printf("arithmetic per inference: %.3f GFLOPs fused, %.3f unfused\n",
               static_cast<double>(report.flops_fused) * 1e-9, static_cast<double>(report.flops_unfused) * 1e-9);

@@ -37,7 +37,8 @@ Result<std::optional<Conv2dPair>> conv2d_pair(const KernelArgs& first, const Ker
                                               make_conv2d(second_problem, second_epilogue, second)});
 }
 
-Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelArgs& pointwise) {
+// `execute` false: only whether the pair qualifies (the arguments may be meta tensors).
+Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelArgs& pointwise, bool execute) {
   EF_ASSIGN_OR_RETURN(const std::optional<Conv2dPair> convs, conv2d_pair(depthwise, pointwise, true));
   if (!convs) return false;
   const Conv2d& d = convs->first;
@@ -50,7 +51,7 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   const int64_t working_bytes =
       static_cast<int64_t>(sizeof(float)) * d.batch *
       (d.channels * d.input_plane + d.out_channels * d.output_plane + p.out_channels * p.output_plane);
-  if (working_bytes < kConvPairMinBytes) return false;
+  if (working_bytes < kConvPairMinBytes || !execute) return working_bytes >= kConvPairMinBytes;
 
   const CpuKernelTable& kernels = cpu_kernel_table();
   p.packed_w = packed_conv_weights(p, kernels, pointwise);
@@ -98,7 +99,7 @@ Conv2d depthwise_band_view(const Conv2d& d, int64_t o0, int64_t o1, int64_t r0, 
   return b;
 }
 
-Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& depthwise) {
+Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& depthwise, bool execute) {
   EF_ASSIGN_OR_RETURN(const std::optional<Conv2dPair> convs, conv2d_pair(dense, depthwise, false));
   if (!convs) return false;
   Conv2d f = convs->first;
@@ -114,7 +115,7 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
   const int64_t working_bytes =
       static_cast<int64_t>(sizeof(float)) * d.batch *
       (f.channels * f.input_plane + d.channels * d.input_plane + d.out_channels * d.output_plane);
-  if (working_bytes < kConvPairMinBytes) return false;
+  if (working_bytes < kConvPairMinBytes || !execute) return working_bytes >= kConvPairMinBytes;
 
   // Depthwise output rows [o0, o1) read dense output rows [first_row(o0), end_row(o1)).
   const auto first_row = [&](int64_t o0) { return std::max<int64_t>(0, o0 * d.sh - d.ph); };
@@ -186,13 +187,63 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
   return true;
 }
 
+Result<bool> pair_kind(const KernelArgs& first, const KernelArgs& second, bool execute) {
+  if (first.node.op != OpKind::kConv || second.node.op != OpKind::kConv) return false;
+  if (first.inputs.empty() || first.outputs.size() != 1 || second.inputs.empty() || second.outputs.empty()) {
+    return false;
+  }
+  // make_conv2d reads every tensor as f32.
+  for (const KernelArgs* args : {&first, &second}) {
+    for (const Tensor* t : args->inputs) {
+      if (t != nullptr && t->dtype() != DType::kF32) return false;
+    }
+    for (const Tensor* t : args->outputs) {
+      if (t == nullptr || t->dtype() != DType::kF32) return false;
+    }
+  }
+  if (first.node.attrs.get_int("group", 1) > 1) return depthwise_then_pointwise(first, second, execute);
+  if (second.node.attrs.get_int("group", 1) > 1) return dense_then_depthwise(first, second, execute);
+  return false;
+}
+
 }  // namespace
 
 Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second) {
-  if (first.node.op != OpKind::kConv || second.node.op != OpKind::kConv) return false;
-  if (first.node.attrs.get_int("group", 1) > 1) return depthwise_then_pointwise(first, second);
-  if (second.node.attrs.get_int("group", 1) > 1) return dense_then_depthwise(first, second);
-  return false;
+  return pair_kind(first, second, true);
+}
+
+Result<bool> cpu_conv_pair_applies(const KernelArgs& first, const KernelArgs& second) {
+  return pair_kind(first, second, false);
+}
+
+bool cpu_conv_pair_planned(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
+  const auto meta = [&](const std::vector<ValueId>& values, std::vector<Tensor>& tensors) {
+    tensors.clear();
+    tensors.reserve(values.size());
+    for (ValueId v : values) {
+      const TensorDesc desc = v == kNoValue ? TensorDesc{} : descs[static_cast<size_t>(v)];
+      tensors.push_back(Tensor::meta(desc.dtype, desc.shape));
+    }
+  };
+  std::vector<Tensor> tensors[4];
+  meta(first.inputs, tensors[0]);
+  meta(first.outputs, tensors[1]);
+  meta(second.inputs, tensors[2]);
+  meta(second.outputs, tensors[3]);
+  std::vector<const Tensor*> first_inputs, second_inputs;
+  std::vector<Tensor*> first_outputs, second_outputs;
+  for (size_t i = 0; i < first.inputs.size(); ++i) {
+    first_inputs.push_back(first.inputs[i] == kNoValue ? nullptr : &tensors[0][i]);
+  }
+  for (Tensor& t : tensors[1]) first_outputs.push_back(&t);
+  for (size_t i = 0; i < second.inputs.size(); ++i) {
+    second_inputs.push_back(second.inputs[i] == kNoValue ? nullptr : &tensors[2][i]);
+  }
+  for (Tensor& t : tensors[3]) second_outputs.push_back(&t);
+  const KernelArgs first_args{first, first_inputs, first_outputs, nullptr};
+  const KernelArgs second_args{second, second_inputs, second_outputs, nullptr};
+  const Result<bool> applies = cpu_conv_pair_applies(first_args, second_args);
+  return applies.is_ok() && *applies;
 }
 
 }  // namespace edgefuse

@@ -186,5 +186,17 @@ TEST_CASE("a depthwise Conv and the 1x1 Conv reading it run as one kernel, only 
     REQUIRE(profile.size() == 2);
     CHECK(profile[0] > 0.0);
     CHECK((profile[1] == 0.0) == !second_reader);
+    // The plan knew: the tensor between, the only intermediate, is not stored when paired.
+    const MemoryPlan* plan = optimised.memory_plan();
+    REQUIRE(plan != nullptr);
+    const auto between = static_cast<size_t>(*graph->find_value("between"));
+    CHECK(plan->kernel_pairs == (second_reader ? 0 : 1));
+    CHECK(plan->between_pair[between] == !second_reader);
+    CHECK(optimised.last_kernel_pairs()[0] == (second_reader ? -1 : 1));
+    // The reference kernels run no pairs, so their plan stores it (unless it is a graph output).
+    CHECK(reference.memory_plan()->kernel_pairs == 0);
+    CHECK(reference.memory_plan()->offset[between] == (second_reader ? -1 : 0));
+    CHECK(plan->arena_bytes == 0);
+    CHECK((reference.memory_plan()->arena_bytes == 0) == second_reader);
   }
 }

@@ -55,6 +55,60 @@ TEST_CASE("a chain of pointwise ops needs two buffers: a value dies when the nex
   CHECK(plan->activation_bytes_moved == 4 * 2 * kBuffer);  // each node reads one and writes one
 }
 
+TEST_CASE("a kernel pair stores nothing between its nodes and keeps the first one's input alive through the second") {
+  const auto graph = relu_chain();  // x -> a -> b -> c -> y, nodes 0 .. 3
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
+  PlanOptions options{.in_place = false};
+  options.kernel_pair = [](const Node& first, const Node&, std::span<const TensorDesc>) { return first.name == "b"; };
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), options);
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  CHECK(plan->kernel_pairs == 1);
+  CHECK(plan->paired_with == std::vector<NodeId>{-1, 2, -1, -1});
+  CHECK(plan->between_pair[id("b")]);
+  CHECK(plan->offset[id("b")] == -1);
+  // Node 2 writes c while the pair still reads a: a lives through node 2 and c takes other bytes.
+  CHECK(plan->last_node[id("a")] == 2);
+  CHECK(plan->offset[id("c")] != plan->offset[id("a")]);
+  CHECK(plan->arena_bytes == 2 * aligned(kBuffer));
+  CHECK(plan->activation_bytes_moved == 4 * 2 * kBuffer - 2 * kBuffer);  // b neither written nor read
+
+  // Every node offered: pairs (0, 1) and (2, 3); a node is in one pair only.
+  options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return true; };
+  plan = plan_memory(*graph, std::span(&input, 1), options);
+  REQUIRE(plan.is_ok());
+  CHECK(plan->paired_with == std::vector<NodeId>{1, -1, 3, -1});
+  CHECK(plan->arena_bytes == aligned(kBuffer));  // b, the only value stored, read by the pair (2, 3)
+  CHECK(plan->last_node[id("b")] == 3);
+}
+
+TEST_CASE("no kernel pair where the value between is read twice, is a graph output or is taken in place") {
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  PlanOptions options{.in_place = false};
+  options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return true; };
+  // x -> Relu a -> Add(a, a) y: a has two readers.
+  auto graph = std::make_shared<Graph>();
+  const ValueId x = graph->add_value("x", input), a = graph->add_value("a", input), y = graph->add_value("y", input);
+  graph->inputs().push_back(x);
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "relu", .inputs = {x}, .outputs = {a}});
+  graph->add_node(Node{.op = OpKind::kAdd, .name = "add", .inputs = {a, a}, .outputs = {y}});
+  graph->outputs().push_back(y);
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), options);
+  REQUIRE(plan.is_ok());
+  CHECK(plan->kernel_pairs == 0);
+  // The chain with a kept as an output too, then in place.
+  auto chain = relu_chain();
+  chain->outputs().push_back(*chain->find_value("a"));
+  plan = plan_memory(*chain, std::span(&input, 1), options);
+  REQUIRE(plan.is_ok());
+  CHECK(plan->paired_with == std::vector<NodeId>{-1, 2, -1, -1});  // not (0, 1): a is an output
+  options.in_place = true;
+  plan = plan_memory(*relu_chain(), std::span(&input, 1), options);
+  REQUIRE(plan.is_ok());
+  CHECK(plan->kernel_pairs == 0);  // each value takes its input's bytes
+}
+
 TEST_CASE("in place, a chain of pointwise ops needs one buffer: each output takes its dying input's bytes") {
   const auto graph = relu_chain();
   const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
