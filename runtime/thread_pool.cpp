@@ -35,8 +35,8 @@ int ThreadPool::hardware_threads() {
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
-ThreadPool::ThreadPool(int threads) {
-  const int total = threads <= 0 ? hardware_threads() : threads;
+ThreadPool::ThreadPool(int threads) : shares_(static_cast<size_t>(threads <= 0 ? hardware_threads() : threads)) {
+  const int total = static_cast<int>(shares_.size());
   workers_.reserve(static_cast<size_t>(total - 1));
   for (int i = 0; i + 1 < total; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
@@ -50,26 +50,32 @@ ThreadPool::~ThreadPool() {
   for (auto& worker : workers_) worker.join();
 }
 
-void ThreadPool::run_chunks(uint32_t generation) {
-  for (;;) {
-    uint64_t state = claims_.load(std::memory_order_acquire);
-    uint64_t index = 0, count = 0;
-    do {
-      if (static_cast<uint32_t>(state >> 32) != generation) return;  // a later job has started
-      count = (state >> 16) & 0xffff;
-      index = state & 0xffff;
-      if (index >= count) return;
-    } while (!claims_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire));
-    const int64_t begin = static_cast<int64_t>(index) * chunk_;
-    (*job_)(begin, std::min(begin + chunk_, job_size_));
-    if (chunks_done_.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<int64_t>(count)) {
-      std::lock_guard<std::mutex> lock(mutex_);  // pairs with the blocking wait in parallel_for
-      done_cv_.notify_one();
+void ThreadPool::run_chunks(uint32_t generation, int self) {
+  const int threads = size();
+  for (int k = 0; k < threads; ++k) {
+    std::atomic<uint64_t>& claims = shares_[static_cast<size_t>((self + k) % threads)].claims;
+    for (;;) {
+      uint64_t state = claims.load(std::memory_order_acquire);
+      uint64_t index = 0;
+      do {
+        if (static_cast<uint32_t>(state >> 32) != generation) return;  // a later job has started
+        index = state & 0xffff;
+        if (index >= ((state >> 16) & 0xffff)) break;
+      } while (!claims.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire));
+      if (index >= ((state >> 16) & 0xffff)) break;  // this share is all claimed
+      // The job's fields are read before this chunk is counted done: the job may end, and the
+      // next one rewrite them, right after.
+      const int64_t begin = static_cast<int64_t>(index) * chunk_, total = chunks_;
+      (*job_)(begin, std::min(begin + chunk_, job_size_));
+      if (chunks_done_.fetch_add(1, std::memory_order_acq_rel) + 1 == total) {
+        std::lock_guard<std::mutex> lock(mutex_);  // pairs with the blocking wait in parallel_for
+        done_cv_.notify_one();
+      }
     }
   }
 }
 
-void ThreadPool::worker_loop(int /*index*/) {
+void ThreadPool::worker_loop(int index) {
   uint64_t seen_generation = 0;
   for (;;) {
     auto has_news = [&] {
@@ -82,11 +88,12 @@ void ThreadPool::worker_loop(int /*index*/) {
     }
     if (stopping_.load(std::memory_order_acquire)) return;
     seen_generation = generation_.load(std::memory_order_acquire);
-    run_chunks(static_cast<uint32_t>(seen_generation));
+    run_chunks(static_cast<uint32_t>(seen_generation), index + 1);
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
+                              bool contiguous) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t max_chunks = (n + grain - 1) / grain;
@@ -95,21 +102,28 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     return;
   }
   // A few chunks per thread balances uneven chunk cost without much contention (and a count that
-  // fits the 16 bits of claims_).
+  // fits the 16 bits of a share).
   const int64_t target_chunks = std::min<int64_t>({max_chunks, static_cast<int64_t>(size()) * 4, 0xffff});
   job_ = &fn;
   job_size_ = n;
   chunk_ = (n + target_chunks - 1) / target_chunks;
   const auto chunks = static_cast<uint64_t>((n + chunk_ - 1) / chunk_);
+  chunks_ = static_cast<int64_t>(chunks);
   chunks_done_.store(0, std::memory_order_relaxed);
   const uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
-  claims_.store((generation & 0xffffffffu) << 32 | chunks << 16, std::memory_order_release);
+  const auto threads = static_cast<uint64_t>(size());
+  for (uint64_t t = 0; t < threads; ++t) {
+    const uint64_t share_begin = contiguous ? chunks * t / threads : 0;
+    const uint64_t share_end = contiguous ? chunks * (t + 1) / threads : t == 0 ? chunks : 0;
+    shares_[t].claims.store((generation & 0xffffffffu) << 32 | share_end << 16 | share_begin,
+                            std::memory_order_release);
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);  // a worker about to block re-checks under this lock
     generation_.store(generation, std::memory_order_release);
   }
   start_cv_.notify_all();
-  run_chunks(static_cast<uint32_t>(generation));
+  run_chunks(static_cast<uint32_t>(generation), 0);
   auto all_done = [&] { return chunks_done_.load(std::memory_order_acquire) == static_cast<int64_t>(chunks); };
   if (!spin_until(all_done)) {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -118,9 +132,10 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   job_ = nullptr;
 }
 
-void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
+                  bool contiguous) {
   if (pool != nullptr) {
-    pool->parallel_for(n, grain, fn);
+    pool->parallel_for(n, grain, fn, contiguous);
   } else if (n > 0) {
     fn(0, n);
   }

@@ -8,9 +8,14 @@
 //
 // A job is done when its chunks are, not when every worker has checked in: on a camera box other
 // processes (video decode) share the cores, and a worker that is not scheduled when a job starts
-// must not hold the caller, which then runs the chunks itself. Chunks are claimed from one atomic
-// word holding the job's generation, its chunk count and the next chunk, so a worker waking late
-// finds its job over and takes nothing from the next one.
+// must not hold the caller, which then runs the chunks itself. Chunks are claimed from atomic
+// words holding the job's generation, the end of a share of chunks and the next chunk of it, so a
+// worker waking late finds its job over and takes nothing from the next one.
+//
+// Spread (the default): every thread claims from one share of all the chunks, in order, so the
+// threads that are ahead take more. Contiguous: each thread first claims from its own slice (the
+// caller the first, worker i the (i + 1)-th), then from the others'; kernels that run the same
+// rows in consecutive jobs (the Conv pairs' bands) then find their inputs in their own core's cache.
 #pragma once
 
 #include <atomic>
@@ -34,15 +39,17 @@ class ThreadPool {
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
   // Runs fn(begin, end) over disjoint chunks covering [0, n), each at least `grain` long
-  // (except the last), and returns when all are done. Not reentrant: call it from one thread.
-  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  // (except the last), and returns when all are done; `contiguous`: see the header. Not
+  // reentrant: call it from one thread.
+  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn, bool contiguous = false);
 
   static int hardware_threads();
 
  private:
   void worker_loop(int index);
-  // Runs chunks of the job of `generation` until none is left or a later job has started.
-  void run_chunks(uint32_t generation);
+  // Runs chunks of the job of `generation` until none is left or a later job has started: first
+  // thread `self`'s share, then any other thread's that are still unclaimed.
+  void run_chunks(uint32_t generation, int self);
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;  // only for blocking waits; the fast path is lock-free
@@ -54,14 +61,21 @@ class ThreadPool {
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_size_ = 0;
   int64_t chunk_ = 0;
-  // generation (32 bits) | chunk count (16) | next chunk to claim (16).
-  std::atomic<uint64_t> claims_{0};
+  int64_t chunks_ = 0;
+  // Per thread (the caller is 0, worker i is i + 1), the chunks it claims first: generation (32
+  // bits) | end of the share (16) | next chunk to claim (16). Spread: one share (the caller's)
+  // holds every chunk; contiguous: each thread's share is its slice.
+  struct alignas(64) Share {
+    std::atomic<uint64_t> claims{0};
+  };
+  std::vector<Share> shares_;
   std::atomic<int64_t> chunks_done_{0};
   std::atomic<uint64_t> generation_{0};  // wakes workers; its low 32 bits are the job's generation
   std::atomic<bool> stopping_{false};
 };
 
 // parallel_for on `pool` when given, else inline.
-void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
+                  bool contiguous = false);
 
 }  // namespace edgefuse

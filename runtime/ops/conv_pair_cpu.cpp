@@ -18,6 +18,11 @@ namespace edgefuse {
 
 namespace {
 
+// Bands are handed to the threads in contiguous shares (ThreadPool::parallel_for): each thread then
+// runs the same rows in every pair of a stack of same-sized blocks and finds its rows of the block's
+// input, written by its previous pair, in its own L2 (BlazeFace-256 on 2 threads 2.16 -> 2.04 ms).
+constexpr bool kContiguousBands = true;
+
 // The two Convs of a pair on raw pointers, or nullopt when either is not 1-D or 2-D, or has a
 // residual where the pair's kind takes none (never on the first: its output is never whole).
 struct Conv2dPair {
@@ -62,20 +67,23 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   band = std::min(band, std::max<int64_t>(1, (d.oh * d.batch + 2 * threads - 1) / (2 * threads)));
   const int64_t bands = (d.oh + band - 1) / band;
   band = (d.oh + bands - 1) / bands;  // as even as the count allows
-  parallel_for(depthwise.pool, d.batch * bands, 1, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> scratch, rows, panel;
-    if (scratch.size() < static_cast<size_t>(d.depthwise_scratch_floats))
-      scratch.resize(static_cast<size_t>(d.depthwise_scratch_floats));
-    rows.resize(static_cast<size_t>(d.channels * band * d.ow));
-    panel.resize(static_cast<size_t>(p.kernel_columns * kGemmPanelColumns));
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t n = task / bands;
-      const int64_t oy = task % bands * band, oy_end = std::min(d.oh, oy + band);
-      const int64_t columns = (oy_end - oy) * d.ow;
-      kernels.conv_depthwise_band(d, n, oy, oy_end, rows.data(), (oy_end - oy) * d.ow, scratch.data());
-      kernels.conv_pointwise_from(p, n, rows.data(), columns, oy * d.ow, oy * d.ow + columns, panel.data());
-    }
-  });
+  parallel_for(
+      depthwise.pool, d.batch * bands, 1,
+      [&](int64_t begin, int64_t end) {
+        thread_local std::vector<float> scratch, rows, panel;
+        if (scratch.size() < static_cast<size_t>(d.depthwise_scratch_floats))
+          scratch.resize(static_cast<size_t>(d.depthwise_scratch_floats));
+        rows.resize(static_cast<size_t>(d.channels * band * d.ow));
+        panel.resize(static_cast<size_t>(p.kernel_columns * kGemmPanelColumns));
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t n = task / bands;
+          const int64_t oy = task % bands * band, oy_end = std::min(d.oh, oy + band);
+          const int64_t columns = (oy_end - oy) * d.ow;
+          kernels.conv_depthwise_band(d, n, oy, oy_end, rows.data(), (oy_end - oy) * d.ow, scratch.data());
+          kernels.conv_pointwise_from(p, n, rows.data(), columns, oy * d.ow, oy * d.ow + columns, panel.data());
+        }
+      },
+      kContiguousBands);
   return true;
 }
 
@@ -146,44 +154,49 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
 
   const CpuKernelTable& kernels = cpu_kernel_table();
   f.packed_w = packed_conv_weights(f, kernels, dense);
-  parallel_for(dense.pool, d.batch * runs, 1, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> planes, flat, panel, rows, scratch;
-    thread_local std::vector<const float*> b_rows;
-    planes.resize(static_cast<size_t>(dense_band_floats(f)));
-    flat.resize(static_cast<size_t>(f.mg * ldf));
-    panel.resize(static_cast<size_t>(f.kernel_columns * kGemmPanelColumns));
-    rows.resize(static_cast<size_t>(f.mg * plane));
-    if (scratch.size() < static_cast<size_t>(depthwise_scratch)) scratch.resize(static_cast<size_t>(depthwise_scratch));
-    b_rows.resize(static_cast<size_t>(f.kernel_columns));
-    dense_tap_rows(f, planes.data(), b_rows.data());
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t n = task / runs, run = task % runs;
-      int64_t held_begin = 0, held_end = 0;  // dense rows in `rows` from the run's previous band
-      for (int64_t b = run * bands / runs; b < (run + 1) * bands / runs; ++b) {
-        const int64_t o0 = b * band, o1 = std::min(d.oh, o0 + band);
-        const int64_t r0 = first_row(o0), r1 = end_row(o1);
-        int64_t kept = 0;  // rows [r0, r0 + kept) are already held
-        if (held_end > r0 && held_begin <= r0) {
-          kept = std::min(held_end, r1) - r0;
-          for (int64_t ch = 0; ch < f.mg; ++ch) {
-            float* channel = rows.data() + ch * plane;
-            std::memmove(channel, channel + (r0 - held_begin) * f.ow, static_cast<size_t>(kept * f.ow) * sizeof(float));
+  parallel_for(
+      dense.pool, d.batch * runs, 1,
+      [&](int64_t begin, int64_t end) {
+        thread_local std::vector<float> planes, flat, panel, rows, scratch;
+        thread_local std::vector<const float*> b_rows;
+        planes.resize(static_cast<size_t>(dense_band_floats(f)));
+        flat.resize(static_cast<size_t>(f.mg * ldf));
+        panel.resize(static_cast<size_t>(f.kernel_columns * kGemmPanelColumns));
+        rows.resize(static_cast<size_t>(f.mg * plane));
+        if (scratch.size() < static_cast<size_t>(depthwise_scratch))
+          scratch.resize(static_cast<size_t>(depthwise_scratch));
+        b_rows.resize(static_cast<size_t>(f.kernel_columns));
+        dense_tap_rows(f, planes.data(), b_rows.data());
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t n = task / runs, run = task % runs;
+          int64_t held_begin = 0, held_end = 0;  // dense rows in `rows` from the run's previous band
+          for (int64_t b = run * bands / runs; b < (run + 1) * bands / runs; ++b) {
+            const int64_t o0 = b * band, o1 = std::min(d.oh, o0 + band);
+            const int64_t r0 = first_row(o0), r1 = end_row(o1);
+            int64_t kept = 0;  // rows [r0, r0 + kept) are already held
+            if (held_end > r0 && held_begin <= r0) {
+              kept = std::min(held_end, r1) - r0;
+              for (int64_t ch = 0; ch < f.mg; ++ch) {
+                float* channel = rows.data() + ch * plane;
+                std::memmove(channel, channel + (r0 - held_begin) * f.ow,
+                             static_cast<size_t>(kept * f.ow) * sizeof(float));
+              }
+            }
+            if (r0 + kept < r1) {
+              Conv2d part = f;
+              part.band_rows = r1 - r0 - kept;
+              kernels.conv_phase_band(part, n, 0, r0 + kept, planes.data());
+              kernels.conv_dense_band(part, b_rows.data(), n, 0, r0 + kept, r1, rows.data() + kept * f.ow, plane,
+                                      flat.data(), ldf, panel.data());
+            }
+            held_begin = r0, held_end = r1;
+            const Conv2d view = depthwise_band_view(d, o0, o1, r0, r1, rows.data(), plane);
+            kernels.conv_depthwise_band(view, 0, 0, o1 - o0, d.y + n * d.channels * d.output_plane + o0 * d.ow,
+                                        d.output_plane, scratch.data());
           }
         }
-        if (r0 + kept < r1) {
-          Conv2d part = f;
-          part.band_rows = r1 - r0 - kept;
-          kernels.conv_phase_band(part, n, 0, r0 + kept, planes.data());
-          kernels.conv_dense_band(part, b_rows.data(), n, 0, r0 + kept, r1, rows.data() + kept * f.ow, plane,
-                                  flat.data(), ldf, panel.data());
-        }
-        held_begin = r0, held_end = r1;
-        const Conv2d view = depthwise_band_view(d, o0, o1, r0, r1, rows.data(), plane);
-        kernels.conv_depthwise_band(view, 0, 0, o1 - o0, d.y + n * d.channels * d.output_plane + o0 * d.ow,
-                                    d.output_plane, scratch.data());
-      }
-    }
-  });
+      },
+      kContiguousBands);
   return true;
 }
 

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 using namespace edgefuse;
@@ -13,11 +15,16 @@ TEST_CASE("parallel_for covers every index exactly once, for any pool size and r
     CHECK(pool.size() == threads);
     for (int64_t n : {0, 1, 7, 13, 1000}) {
       for (int64_t grain : {1, 5, 64}) {
-        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
-        pool.parallel_for(n, grain, [&](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)]++;
-        });
-        for (auto& h : hits) REQUIRE(h.load() == 1);
+        for (bool contiguous : {false, true}) {
+          std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+          pool.parallel_for(
+              n, grain,
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)]++;
+              },
+              contiguous);
+          for (auto& h : hits) REQUIRE(h.load() == 1);
+        }
       }
     }
   }
@@ -32,11 +39,35 @@ TEST_CASE("parallel_for: workers waking late take no chunk of a later job") {
     const int64_t n = 5 + round % 29;
     std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
     std::atomic<int> foreign{0};
-    pool.parallel_for(n, 1, [&](int64_t begin, int64_t end) {
-      if (begin < 0 || end > n || begin >= end) foreign++;
-      for (int64_t i = begin; i < end && i < n; ++i) hits[static_cast<size_t>(i)]++;
-    });
+    pool.parallel_for(
+        n, 1,
+        [&](int64_t begin, int64_t end) {
+          if (begin < 0 || end > n || begin >= end) foreign++;
+          for (int64_t i = begin; i < end && i < n; ++i) hits[static_cast<size_t>(i)]++;
+        },
+        round % 2 == 1);  // spread and contiguous jobs interleaved
     REQUIRE(foreign.load() == 0);
     for (auto& h : hits) REQUIRE(h.load() == 1);
+  }
+}
+
+// Contiguous: the caller claims the first slice of the chunks before any other thread's, so with
+// chunks long enough for every thread to be running, the caller runs chunks 0 and 1 of 4 (spread,
+// the worker would take chunk 1 while the caller runs chunk 0).
+TEST_CASE("parallel_for contiguous: each thread runs its own slice first") {
+  ThreadPool pool(2);
+  for (int round = 0; round < 5; ++round) {
+    std::vector<std::thread::id> ran_on(4);
+    pool.parallel_for(
+        4, 1,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            ran_on[static_cast<size_t>(i)] = std::this_thread::get_id();
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          }
+        },
+        true);
+    CHECK(ran_on[0] == std::this_thread::get_id());
+    CHECK(ran_on[1] == std::this_thread::get_id());
   }
 }
