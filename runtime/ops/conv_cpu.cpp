@@ -167,12 +167,17 @@ Status cpu_conv(const KernelArgs& args) {
   // Convs alone); the others, hand-made, take the reference kernel.
   if (c.channels_last && (depthwise || c.pointwise)) return reference_conv(args);
   if (depthwise) {
-    parallel_for(args.pool, c.batch * c.channels, 1, [&](int64_t begin, int64_t end) {
-      thread_local std::vector<float> scratch;
-      if (scratch.size() < static_cast<size_t>(c.depthwise_scratch_floats))
-        scratch.resize(static_cast<size_t>(c.depthwise_scratch_floats));
-      kernels.conv_depthwise_planes(c, begin, end, scratch.data());
-    });
+    // Planes in contiguous shares: each thread takes the same channels in every depthwise Conv of
+    // a stack (BlazeFace-128 on 2 threads 0.446 -> 0.436 ms; YOLOX-nano and BlazeFace-256 the same).
+    parallel_for(
+        args.pool, c.batch * c.channels, 1,
+        [&](int64_t begin, int64_t end) {
+          thread_local std::vector<float> scratch;
+          if (scratch.size() < static_cast<size_t>(c.depthwise_scratch_floats))
+            scratch.resize(static_cast<size_t>(c.depthwise_scratch_floats));
+          kernels.conv_depthwise_planes(c, begin, end, scratch.data());
+        },
+        /*contiguous=*/true);
     return Status::ok();
   }
 
