@@ -196,7 +196,7 @@ std::string memory_row(const std::string& label, const Graph& eager, const Graph
   baseline.in_place = false;
   baseline.alias_concat = false;
   Result<MemoryPlan> eager_plan = plan_memory(eager, descs, baseline);
-  Result<MemoryPlan> fused_plan = plan_memory(fused, descs);
+  Result<MemoryPlan> fused_plan = plan_memory(fused, descs, Executor::plan_options(ExecutorOptions{}));  // as run
   if (!eager_plan.is_ok() || !fused_plan.is_ok()) return "| " + label + " | n/a | n/a | n/a | n/a | n/a | n/a |";
   char text[512];
   std::snprintf(text, sizeof(text), "| %s | %zu -> %zu | %s | %s | %s | %s | %.2f |", label.c_str(),
