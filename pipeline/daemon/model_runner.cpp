@@ -40,6 +40,18 @@ YuvImage yuv_view(const DecodedFrame& frame) {
   return image;
 }
 
+// Each batch slot's detections (or the batch's error) to the frame it came from.
+void hand_out(Result<std::vector<std::vector<Detection>>> detections, const std::vector<size_t>& batched,
+              std::vector<Result<std::vector<Detection>>>& results) {
+  for (size_t slot = 0; slot < batched.size(); ++slot) {
+    if (detections.is_ok()) {
+      results[batched[slot]] = std::move((*detections)[slot]);
+    } else {
+      results[batched[slot]] = detections.status();
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const ModelConfig& config) {
@@ -134,13 +146,7 @@ std::vector<Result<std::vector<Detection>>> ModelRunner::detect_on_gpu(std::span
     return Status::ok();
   };
   Result<std::vector<std::vector<Detection>>> detections = detector_->detect_batch_filled(fill, sources);
-  for (size_t slot = 0; slot < batched.size(); ++slot) {
-    if (detections.is_ok()) {
-      results[batched[slot]] = std::move((*detections)[slot]);
-    } else {
-      results[batched[slot]] = detections.status();
-    }
-  }
+  hand_out(std::move(detections), batched, results);
   return results;
 }
 
@@ -171,13 +177,7 @@ std::vector<Result<std::vector<Detection>>> ModelRunner::detect(std::span<const 
   shape[0] = static_cast<int64_t>(batched.size());
   const Tensor inputs = Tensor::wrap(DType::kF32, shape, input_.data<float>());
   Result<std::vector<std::vector<Detection>>> detections = detector_->detect_batch(inputs, sources);
-  for (size_t slot = 0; slot < batched.size(); ++slot) {
-    if (detections.is_ok()) {
-      results[batched[slot]] = std::move((*detections)[slot]);
-    } else {
-      results[batched[slot]] = detections.status();
-    }
-  }
+  hand_out(std::move(detections), batched, results);
   return results;
 }
 
