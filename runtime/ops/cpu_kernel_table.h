@@ -82,8 +82,10 @@ struct MaxPool2d {
 // Scratch max_pool_plane needs: the separable passes' rows, or for stride 1 a padded copy of the
 // plane, its reduction along x and the output rows, each (oh + kh - 1) x (ow + kw - 1) at most.
 inline int64_t max_pool_scratch_floats(const MaxPool2d& p) {
-  const int64_t padded = (p.oh + p.kh - 1) * (p.ow + p.kw - 1);
-  return std::max(p.ih * p.ow, 3 * padded);
+  // Stride 1: two planes of oh + kh - 1 rows of whole vectors plus kw - 1 floats, up to 16-float
+  // vectors (pool_kernels.cpp).
+  const int64_t row = p.ow + p.kw + 32;
+  return std::max(p.ih * p.ow, 2 * (p.oh + p.kh - 1) * row);
 }
 
 // Floats a depthwise kernel of any level may read or write past the end of a phase plane's

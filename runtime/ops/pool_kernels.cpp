@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "runtime/ops/cpu_kernel_table.h"
+#include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
+#include "runtime/ops/simd_packet.h"
 
 EF_DECLARE_CPU_KERNELS(EF_ISA_NAMESPACE)
 
@@ -18,6 +20,7 @@ int64_t ceil_div(int64_t a, int64_t b) {
 }
 
 constexpr float kLowest = -std::numeric_limits<float>::infinity();
+constexpr int64_t kLanes = simd::kLanes;
 
 // 2x2 windows, stride 2, no padding, even sizes (the common downsampling pool): one pass, the
 // same max sequence as the separable path below (x taps into -inf, then rows into -inf), so that
@@ -36,31 +39,60 @@ void max_pool_2x2(const MaxPool2d& p, const float* in, float* out) {
 }
 
 // Stride 1 (YOLOX's SPP: 5x5 windows on 13 x 13 planes): the plane is copied into a -inf padded
-// one of W = ow + kw - 1 columns, and both passes run over it flattened, as single long loops: on
-// small planes the row-by-row loops below are a handful of floats each. Flattened, x positions
-// ow..W-1 of each row mix two rows; they are computed and dropped. A -inf tap leaves a max as it
-// is, so the results, NaN included, equal the separable path's.
+// one whose rows are whole vectors plus kw - 1 floats, so that output vector j of a row reduces
+// along x as kw loads at offsets j * L + kx, and then along y as kh rows of those. The same max
+// sequence as the general path below (each pass from -inf, taps in order), so results, NaN
+// handling included, are identical; the loops run on whole vectors with no remainders, which on
+// planes of a vector or two a row were most of the cost (128 x 13 x 13, hot: 28 -> 17.5 us).
 void max_pool_stride1(const MaxPool2d& p, const float* in, float* out, float* scratch) {
-  const int64_t width = p.ow + p.kw - 1, height = p.oh + p.kh - 1;
+  using simd::Vec;
+  const int64_t vectors = (p.ow + kLanes - 1) / kLanes;
+  const int64_t stride = (vectors * kLanes + p.kw - 1 + kLanes - 1) / kLanes * kLanes;
+  const int64_t height = p.oh + p.kh - 1;
   float* padded = scratch;
-  float* reduced = padded + height * width;  // along x: row r, column ox at r * width + ox
-  float* rows = reduced + height * width;    // along y, before compaction
-  std::fill(padded, padded + height * width, kLowest);
-  for (int64_t iy = 0; iy < p.ih; ++iy) std::copy_n(in + iy * p.iw, p.iw, padded + (iy + p.ph) * width + p.pw);
-  // The last kw - 1 positions (dropped columns of the last row) have no full window: left at -inf.
-  const int64_t along_x = height * width - (p.kw - 1);
-  std::fill(reduced, reduced + height * width, kLowest);
-  for (int64_t kx = 0; kx < p.kw; ++kx) {
-    const float* src = padded + kx;
-    for (int64_t i = 0; i < along_x; ++i) reduced[i] = std::max(reduced[i], src[i]);
+  float* reduced = padded + height * stride;  // along x: row r, output column ox at r * stride + ox
+  const Vec lowest = simd::broadcast(kLowest);
+  for (int64_t i = 0; i < height * stride; i += kLanes) simd::store(padded + i, lowest);
+  for (int64_t iy = 0; iy < p.ih; ++iy) {
+    float* row = padded + (iy + p.ph) * stride + p.pw;
+    if (p.iw < kLanes && (iy + 1) * p.iw + kLanes > p.ih * p.iw) {
+      for (int64_t x = 0; x < p.iw; ++x) row[x] = in[iy * p.iw + x];  // the plane's end: no read past it
+      continue;
+    }
+    // Whole vectors, the last one running past the row (into the input's next row, then the
+    // padding here), whose right padding is then written again; it reaches at most the next
+    // padded row's left padding, or the buffer after the plane, neither read yet.
+    if (p.iw < kLanes) {
+      simd::store(row, simd::load(in + iy * p.iw));
+    } else {
+      simd::copy(row, in + iy * p.iw, p.iw);
+    }
+    simd::store(row + p.iw, lowest);
   }
-  const int64_t along_y = p.oh * width;
-  std::fill(rows, rows + along_y, kLowest);
-  for (int64_t ky = 0; ky < p.kh; ++ky) {
-    const float* src = reduced + ky * width;
-    for (int64_t i = 0; i < along_y; ++i) rows[i] = std::max(rows[i], src[i]);
+  for (int64_t r = 0; r < height; ++r) {
+    const float* row = padded + r * stride;
+    for (int64_t j = 0; j < vectors; ++j) {
+      Vec acc = lowest;
+      for (int64_t kx = 0; kx < p.kw; ++kx) acc = Eigen::internal::pmax(acc, simd::load(row + j * kLanes + kx));
+      simd::store(reduced + r * stride + j * kLanes, acc);
+    }
   }
-  for (int64_t oy = 0; oy < p.oh; ++oy) std::copy_n(rows + oy * width, p.ow, out + oy * p.ow);
+  for (int64_t oy = 0; oy < p.oh; ++oy) {
+    float* dst = out + oy * p.ow;
+    for (int64_t j = 0; j < vectors; ++j) {
+      Vec acc = lowest;
+      for (int64_t ky = 0; ky < p.kh; ++ky) {
+        acc = Eigen::internal::pmax(acc, simd::load(reduced + (oy + ky) * stride + j * kLanes));
+      }
+      if (oy * p.ow + (j + 1) * kLanes <= p.oh * p.ow) {
+        // A vector past the row's end lands in the next output rows, written after.
+        simd::store(dst + j * kLanes, acc);
+      } else {
+        simd::store(padded, acc);  // near the plane's end: only the row's own floats
+        for (int64_t x = j * kLanes; x < p.ow; ++x) dst[x] = padded[x - j * kLanes];
+      }
+    }
+  }
 }
 
 }  // namespace
