@@ -144,6 +144,9 @@ struct CpuKernelTable {
                         int64_t cols);
   // `scratch` holds max_pool_scratch_floats(p) floats.
   void (*max_pool_plane)(const MaxPool2d& p, const float* in, float* out, float* scratch);
+  // Nearest 2x upsampling of `rows` rows of `width` floats: dst row 2r and 2r + 1 are src row r
+  // with each value twice.
+  void (*upsample2x_f32)(const float* src, float* dst, int64_t rows, int64_t width);
 };
 
 // The table of the active level (active_cpu_isa()), and of a compiled one.
@@ -174,4 +177,5 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
   void transpose_f32(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t rows,              \
                      int64_t cols);                                                                                   \
   void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* scratch);                               \
+  void upsample2x_f32(const float* src, float* dst, int64_t rows, int64_t width);                                     \
   }

@@ -73,4 +73,26 @@ void transpose_f32(const float* src, int64_t src_stride, float* dst, int64_t dst
   }
 }
 
+void upsample2x_f32(const float* src, float* dst, int64_t rows, int64_t width) {
+  constexpr int64_t kLanes = simd::kLanes;
+  const int64_t out_width = 2 * width;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* from = src + r * width;
+    float* top = dst + 2 * r * out_width;
+    float* bottom = top + out_width;
+    if (out_width < kLanes) {
+      for (int64_t x = 0; x < out_width; ++x) top[x] = bottom[x] = from[x / 2];
+      continue;
+    }
+    // Each vector duplicates half a vector of input; the last one overlaps the one before it.
+    for (int64_t x = 0;; x += kLanes) {
+      const int64_t at = std::min(x, out_width - kLanes);
+      const simd::Vec doubled = Eigen::internal::ploaddup<simd::Vec>(from + at / 2);
+      simd::store(top + at, doubled);
+      simd::store(bottom + at, doubled);
+      if (at + kLanes >= out_width) break;
+    }
+  }
+}
+
 }  // namespace edgefuse::EF_ISA_NAMESPACE

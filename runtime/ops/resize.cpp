@@ -10,6 +10,7 @@
 
 #include "runtime/ops/axes.h"
 #include "runtime/ops/ops.h"
+#include "runtime/ops/cpu_kernel_table.h"
 #include "runtime/ops/resize_taps.h"
 
 namespace edgefuse {
@@ -187,6 +188,17 @@ void resize_nearest_sized(const Tensor& in, Tensor& out, const std::vector<AxisT
     int64_t factor_w = 0;
     if (integer_upsample_factor(taps, in.shape(), out.shape(), rank - 2, factor_h) &&
         integer_upsample_factor(taps, in.shape(), out.shape(), rank - 1, factor_w)) {
+      if (kSize == sizeof(float) && factor_h == 2 && factor_w == 2) {
+        // The usual 2x of f32 (and i32) feature maps: vector duplicates of the active CPU level.
+        const int64_t rows = in.numel() / in.shape().back(), width = in.shape().back();
+        const auto* from = reinterpret_cast<const float*>(src);
+        auto* to = reinterpret_cast<float*>(dst);
+        const CpuKernelTable& kernels = cpu_kernel_table();
+        parallel_for(pool, rows, 16, [&](int64_t begin, int64_t end) {
+          kernels.upsample2x_f32(from + begin * width, to + begin * 4 * width, end - begin, width);
+        });
+        return;
+      }
       upsample_integer<kSize>(src, dst, in.numel() / in.shape().back(), in.shape().back(), factor_h, factor_w, pool);
       return;
     }

@@ -497,3 +497,28 @@ TEST_CASE("isa dispatch: the register-tiled transpose on every supported level e
     }
   }
 }
+
+// Nearest 2x upsampling (Resize's usual case): widths below, at and past a vector of every level,
+// with a guard after the output that must stay untouched.
+TEST_CASE("isa dispatch: 2x upsampling on every supported level duplicates each value exactly") {
+  std::mt19937 rng(33);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  for (const int64_t width : {1, 3, 4, 7, 8, 9, 13, 16, 26, 33}) {
+    const int64_t rows = 5;
+    std::vector<float> src(static_cast<size_t>(rows * width));
+    for (float& v : src) v = value(rng);
+    for (CpuIsa isa : supported_isas()) {
+      INFO("width ", width, " isa ", cpu_isa_name(isa));
+      const int64_t out_size = 4 * rows * width;
+      std::vector<float> dst(static_cast<size_t>(out_size + 16), -7.0f);
+      cpu_kernel_table(isa).upsample2x_f32(src.data(), dst.data(), rows, width);
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < out_size + 16; ++i) {
+        const int64_t row = i / (2 * width), column = i % (2 * width);
+        const float want = i < out_size ? src[static_cast<size_t>(row / 2 * width + column / 2)] : -7.0f;
+        wrong += dst[static_cast<size_t>(i)] != want ? 1 : 0;
+      }
+      CHECK(wrong == 0);
+    }
+  }
+}
