@@ -9,8 +9,8 @@
 #include <type_traits>
 
 #include "runtime/ops/axes.h"
-#include "runtime/ops/ops.h"
 #include "runtime/ops/cpu_kernel_table.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/resize_taps.h"
 
 namespace edgefuse {
