@@ -80,7 +80,9 @@ void upsample2x_f32(const float* src, float* dst, int64_t rows, int64_t width) {
     const float* from = src + r * width;
     float* top = dst + 2 * r * out_width;
     float* bottom = top + out_width;
-    if (out_width < kLanes) {
+    // Four-lane levels (SSE, NEON) duplicate in the plain loop: SSE's ploaddup loads its two
+    // floats as one double, which need not be aligned as one.
+    if (kLanes < 8 || out_width < kLanes) {
       for (int64_t x = 0; x < out_width; ++x) top[x] = bottom[x] = from[x / 2];
       continue;
     }
