@@ -30,9 +30,10 @@ inline constexpr int64_t kConvPairMinBytes = int64_t{2} << 20;
 //   - first depthwise (group == channels == out_channels) without residual, second 1x1 (stride 1,
 //     no padding, group 1);
 //   - first dense (group 1, not 1x1 stride 1) and second depthwise, neither with a residual.
-// Returns false, having run nothing, otherwise: the caller runs the two nodes one by one. The
-// caller guarantees that nothing else reads first's output and that second's output does not
-// share bytes with first's input.
+// Returns false, having run nothing, otherwise: the caller runs the two nodes one by one (the
+// executor asks cpu_conv_pair_planned while planning instead, and stores no tensor between the
+// pairs it finds, so false there is an error). The caller guarantees that nothing else reads
+// first's output and that second's output does not share bytes with first's input.
 Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second);
 
 // Whether cpu_conv_pair would run the pair, from the arguments' descriptions alone (they may be
