@@ -36,13 +36,9 @@ inline constexpr int64_t kConvPairMinBytes = int64_t{2} << 20;
 // first's output and that second's output does not share bytes with first's input.
 Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second);
 
-// Whether cpu_conv_pair would run the pair, from the arguments' descriptions alone (they may be
-// meta tensors); nothing is run.
-Result<bool> cpu_conv_pair_applies(const KernelArgs& first, const KernelArgs& second);
-
-// The same from the graph's nodes and every value's description (MemoryPlan::descs): the CPU
-// executor's PlanOptions::kernel_pair, so that the memory plan never stores the tensor between a
-// pair's Convs and counts neither its write nor its read.
+// Whether cpu_conv_pair would run the pair, from the graph's nodes and every value's description
+// (MemoryPlan::descs) alone: the CPU executor's PlanOptions::kernel_pair, so that the memory plan
+// never stores the tensor between a pair's Convs and counts neither its write nor its read.
 bool cpu_conv_pair_planned(const Node& first, const Node& second, std::span<const TensorDesc> descs);
 
 }  // namespace edgefuse

@@ -225,10 +225,6 @@ Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second) {
   return pair_kind(first, second, true);
 }
 
-Result<bool> cpu_conv_pair_applies(const KernelArgs& first, const KernelArgs& second) {
-  return pair_kind(first, second, false);
-}
-
 bool cpu_conv_pair_planned(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
   const auto meta = [&](const std::vector<ValueId>& values, std::vector<Tensor>& tensors) {
     tensors.clear();
@@ -255,7 +251,7 @@ bool cpu_conv_pair_planned(const Node& first, const Node& second, std::span<cons
   for (Tensor& t : tensors[3]) second_outputs.push_back(&t);
   const KernelArgs first_args{first, first_inputs, first_outputs, nullptr};
   const KernelArgs second_args{second, second_inputs, second_outputs, nullptr};
-  const Result<bool> applies = cpu_conv_pair_applies(first_args, second_args);
+  const Result<bool> applies = pair_kind(first_args, second_args, /*execute=*/false);
   return applies.is_ok() && *applies;
 }
 
