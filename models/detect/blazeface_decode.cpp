@@ -22,16 +22,35 @@
 namespace edgefuse {
 namespace {
 
-struct AnchorGrid {
-  int cells;             // per side
-  int anchors_per_cell;  // all at the cell centre
-};
-constexpr AnchorGrid kBlazeFaceGrids[] = {{16, 2}, {8, 6}};
-
 // Logits beyond +-100 saturate anyway; clamping keeps exp() finite (MediaPipe clips the same way).
 float sigmoid(float logit) {
   const float clamped = std::clamp(logit, -100.0f, 100.0f);
   return 1.0f / (1.0f + std::exp(-clamped));
+}
+
+// Anchor a's logit at scores[a * score_stride], its 16 regressors from regressors[a * regressor_stride].
+void decode_anchors(const float* scores, int64_t score_stride, const float* regressors, int64_t regressor_stride,
+                    std::span<const Anchor> anchors, float score_threshold, DecodeResult& result) {
+  for (size_t a = 0; a < anchors.size(); ++a) {
+    const auto row = static_cast<int64_t>(a);
+    const float score = sigmoid(scores[row * score_stride]);
+    if (score < score_threshold) continue;
+    const float* reg = regressors + row * regressor_stride;
+    const Anchor& anchor = anchors[a];
+    const float cx = anchor.cx + reg[0];
+    const float cy = anchor.cy + reg[1];
+    const float half_w = 0.5f * std::max(reg[2], 0.0f);  // keeps x2 >= x1 for a degenerate prediction
+    const float half_h = 0.5f * std::max(reg[3], 0.0f);
+    Detection detection;
+    detection.box = {cx - half_w, cy - half_h, cx + half_w, cy + half_h};
+    detection.score = score;
+    detection.class_id = 0;
+    detection.keypoints.reserve(kBlazeFaceKeypoints);
+    for (int k = 0; k < kBlazeFaceKeypoints; ++k) {
+      detection.keypoints.push_back({anchor.cx + reg[4 + 2 * k], anchor.cy + reg[5 + 2 * k]});
+    }
+    result.detections.push_back(std::move(detection));
+  }
 }
 
 }  // namespace
@@ -41,7 +60,7 @@ std::vector<Anchor> blazeface_anchors(int input_size) {
   if (input_size <= 0) return anchors;
   anchors.reserve(kBlazeFaceAnchorCount);
   const auto size = static_cast<float>(input_size);
-  for (const AnchorGrid& grid : kBlazeFaceGrids) {
+  for (const BlazeFaceGrid& grid : kBlazeFaceGrids) {
     const auto cells = static_cast<float>(grid.cells);
     for (int row = 0; row < grid.cells; ++row) {
       for (int col = 0; col < grid.cells; ++col) {
@@ -67,25 +86,24 @@ DecodeResult decode_blazeface(const float* scores, int64_t scores_count, const f
                    std::to_string(kBlazeFaceRegressorChannels);
     return result;
   }
-  for (size_t a = 0; a < anchors.size(); ++a) {
-    const float score = sigmoid(scores[a]);
-    if (score < score_threshold) continue;
-    const float* reg = regressors + a * kBlazeFaceRegressorChannels;
-    const Anchor& anchor = anchors[a];
-    const float cx = anchor.cx + reg[0];
-    const float cy = anchor.cy + reg[1];
-    const float half_w = 0.5f * std::max(reg[2], 0.0f);  // keeps x2 >= x1 for a degenerate prediction
-    const float half_h = 0.5f * std::max(reg[3], 0.0f);
-    Detection detection;
-    detection.box = {cx - half_w, cy - half_h, cx + half_w, cy + half_h};
-    detection.score = score;
-    detection.class_id = 0;
-    detection.keypoints.reserve(kBlazeFaceKeypoints);
-    for (int k = 0; k < kBlazeFaceKeypoints; ++k) {
-      detection.keypoints.push_back({anchor.cx + reg[4 + 2 * k], anchor.cy + reg[5 + 2 * k]});
-    }
-    result.detections.push_back(std::move(detection));
+  decode_anchors(scores, 1, regressors, kBlazeFaceRegressorChannels, anchors, score_threshold, result);
+  return result;
+}
+
+DecodeResult decode_blazeface_rows(const float* rows, int64_t row_count, int64_t channels,
+                                   std::span<const Anchor> anchors, float score_threshold) {
+  DecodeResult result;
+  if (row_count != static_cast<int64_t>(anchors.size())) {
+    result.error =
+        "BlazeFace rows: " + std::to_string(row_count) + " rows for " + std::to_string(anchors.size()) + " anchors";
+    return result;
   }
+  if (channels != kBlazeFaceRowChannels) {
+    result.error = "BlazeFace rows have " + std::to_string(channels) + " channels, expected " +
+                   std::to_string(kBlazeFaceRowChannels);
+    return result;
+  }
+  decode_anchors(rows, channels, rows + 1, channels, anchors, score_threshold, result);
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include "models/detect/nms.h"
 #include "models/detect/yolox_decode.h"
 #include "models/detector/batching.h"
+#include "models/detector/blazeface_rows.h"
 #include "models/detector/family.h"
 #include "models/detector/preprocess.h"
 
@@ -31,34 +32,19 @@ Result<std::vector<Detection>> decode_yolox_outputs(std::span<const Tensor> outp
   return std::move(decoded.detections);
 }
 
+// `outputs` holds the merged rows (blazeface_rows.h).
 Result<std::vector<Detection>> decode_blazeface_outputs(std::span<const Tensor> outputs, int64_t item, int size,
                                                         float score_threshold) {
-  std::vector<Shape> shapes;  // of one batch element, as find_blazeface_outputs knows them
-  for (const Tensor& output : outputs) {
-    if (output.dtype() != DType::kF32 || output.rank() != 3 || output.dim(0) <= item) {
-      return invalid_model("BlazeFace output is ", output.desc().to_string());
-    }
-    shapes.push_back({1, output.dim(1), output.dim(2)});
+  const Tensor& rows = outputs[0];
+  if (outputs.size() != 1 || rows.dtype() != DType::kF32 || rows.rank() != 3 || rows.dim(0) <= item) {
+    return invalid_model("BlazeFace rows are ", rows.desc().to_string(), ", expected f32 [batch, anchors, ",
+                         kBlazeFaceRowChannels, "]");
   }
-  EF_ASSIGN_OR_RETURN(BlazeFaceOutputs roles, find_blazeface_outputs(shapes));
   const std::vector<Anchor> anchors = blazeface_anchors(size);
-  std::vector<Detection> detections;
-  size_t first_anchor = 0;
-  for (size_t head = 0; head < 2; ++head) {
-    const Tensor& scores = outputs[roles.scores[head]];
-    const Tensor& regressors = outputs[roles.regressors[head]];
-    const auto count = static_cast<size_t>(scores.dim(1));
-    const float* item_scores = scores.data<float>() + item * scores.dim(1) * scores.dim(2);
-    const float* item_regressors = regressors.data<float>() + item * regressors.dim(1) * regressors.dim(2);
-    DecodeResult decoded =
-        decode_blazeface(item_scores, scores.dim(1), item_regressors, regressors.dim(2),
-                         std::span<const Anchor>(anchors).subspan(first_anchor, count), score_threshold);
-    if (!decoded.ok()) return decode_error("BlazeFace", decoded.error);
-    detections.insert(detections.end(), std::make_move_iterator(decoded.detections.begin()),
-                      std::make_move_iterator(decoded.detections.end()));
-    first_anchor += count;
-  }
-  return detections;
+  DecodeResult decoded = decode_blazeface_rows(rows.data<float>() + item * rows.dim(1) * rows.dim(2), rows.dim(1),
+                                               rows.dim(2), anchors, score_threshold);
+  if (!decoded.ok()) return decode_error("BlazeFace", decoded.error);
+  return std::move(decoded.detections);
 }
 
 }  // namespace
@@ -90,9 +76,15 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
     graph = std::move(batched);
   }
   GpuBackendOptions gpu = options.gpu;
+  // On a GPU, the rows below the score threshold stay there and NMS runs among the others, so only
+  // the rows of kept detections come back; decoding and NMS on the CPU then keep exactly those.
+  if (family == DetectorFamily::kBlazeFace) {
+    EF_ASSIGN_OR_RETURN(graph, merge_blazeface_heads(*graph));
+    gpu.row_filter =
+        blazeface_row_filter(size->width, options.score_threshold, options.iou_threshold, options.max_detections);
+  }
   // YOLOX decoding skips every row whose objectness (an upper bound of its score) is below the
-  // threshold, and the GPU runs NMS among the others, so only the rows of kept detections come
-  // back; decoding and NMS on the CPU then keep exactly those.
+  // threshold.
   if (family == DetectorFamily::kYolox && options.score_threshold > 0) {
     gpu.row_filter =
         gpu::RowFilter{.output = 0,

@@ -193,7 +193,9 @@ class Lowerer {
       return invalid_argument("row filter: output ", filter.output, " is ", desc.to_string(),
                               ", expected f32 [..., rows, channels]");
     }
-    if (!(filter.threshold > 0)) return invalid_argument("row filter: threshold ", filter.threshold, " is not > 0");
+    if (!(filter.threshold > filter.fill)) {
+      return invalid_argument("row filter: threshold ", filter.threshold, " is not above the fill ", filter.fill);
+    }
     RowFilterLayout layout;
     layout.filter = filter;
     layout.rows = desc.shape[desc.shape.size() - 2];
@@ -220,7 +222,11 @@ class Lowerer {
     gather.output = layout.compact;
     out_.steps.push_back(std::move(reset));
     out_.steps.push_back(std::move(select));
-    if (filter.nms) EF_RETURN_IF_ERROR(add_row_nms(*filter.nms, output, layout));
+    if (const auto* grid = std::get_if<RowFilter::GridNms>(&filter.nms)) {
+      EF_RETURN_IF_ERROR(add_grid_nms(*grid, output, layout));
+    } else if (const auto* anchors = std::get_if<RowFilter::AnchorNms>(&filter.nms)) {
+      EF_RETURN_IF_ERROR(add_anchor_nms(*anchors, output, layout));
+    }
     out_.steps.push_back(std::move(gather));
     out_.row_filter = layout;
     return Status::ok();
@@ -233,8 +239,8 @@ class Lowerer {
     return BufferRef{Region::kScratch, 0, static_cast<int64_t>(offset)};
   }
 
-  // The NMS steps between the row filter's selection and its gather (row_nms_steps.h).
-  Status add_row_nms(const RowFilter::GridNms& nms, const BufferRef& output, const RowFilterLayout& layout) {
+  // YOLOX's candidates, then the NMS steps (row_nms_steps.h).
+  Status add_grid_nms(const RowFilter::GridNms& nms, const BufferRef& output, const RowFilterLayout& layout) {
     if (layout.filter.column != 4 || layout.channels <= kGridBoxChannels) {
       return invalid_argument("row filter NMS: needs YOLOX rows (objectness in column 4, then classes), got column ",
                               layout.filter.column, " of ", layout.channels, " channels");
@@ -255,8 +261,55 @@ class Lowerer {
       return invalid_argument("row filter NMS: a ", nms.input_width, "x", nms.input_height, " input has ", cells,
                               " grid cells, the output has ", layout.rows, " rows");
     }
-    if (!(nms.iou_threshold >= 0 && nms.iou_threshold <= 1)) {
-      return invalid_argument("row filter NMS: IoU threshold ", nms.iou_threshold, " is outside [0, 1]");
+    decode.channels = layout.channels;
+    decode.score_threshold = layout.filter.threshold;
+    return add_row_nms(decode, nms.iou_threshold, nms.max_detections, nms.per_class, output, layout);
+  }
+
+  // BlazeFace's candidates, then the NMS steps (row_nms_steps.h).
+  Status add_anchor_nms(const RowFilter::AnchorNms& nms, const BufferRef& output, const RowFilterLayout& layout) {
+    if (layout.filter.column != 0 || layout.channels < kAnchorBoxColumn + 4) {
+      return invalid_argument(
+          "row filter NMS: needs anchor rows (the score logit in column 0, then the box), got "
+          "column ",
+          layout.filter.column, " of ", layout.channels, " channels");
+    }
+    if (nms.grids.empty() || nms.grids.size() > static_cast<size_t>(kMaxGridLevels)) {
+      return invalid_argument("row filter NMS: ", nms.grids.size(), " anchor grids, expected 1 to ", kMaxGridLevels);
+    }
+    if (nms.input_size <= 0) return invalid_argument("row filter NMS: input size ", nms.input_size, " is not positive");
+    if (!(nms.score_threshold >= 0 && nms.score_threshold <= 1)) {
+      return invalid_argument("row filter NMS: score threshold ", nms.score_threshold, " is outside [0, 1]");
+    }
+    AnchorCandidateStep decode{};
+    decode.levels = static_cast<int32_t>(nms.grids.size());
+    int64_t anchors = 0;
+    for (size_t l = 0; l < nms.grids.size(); ++l) {
+      const RowFilter::AnchorNms::Grid& grid = nms.grids[l];
+      if (grid.cells <= 0 || grid.anchors_per_cell <= 0) {
+        return invalid_argument("row filter NMS: an anchor grid of ", grid.cells, " cells with ", grid.anchors_per_cell,
+                                " anchors each");
+      }
+      decode.level[l] = AnchorLevel{anchors, grid.cells, grid.anchors_per_cell};
+      anchors += int64_t{grid.cells} * grid.cells * grid.anchors_per_cell;
+    }
+    if (anchors != layout.rows) {
+      return invalid_argument("row filter NMS: the anchor grids have ", anchors, " anchors, the output has ",
+                              layout.rows, " rows");
+    }
+    decode.channels = layout.channels;
+    decode.input_size = static_cast<float>(nms.input_size);
+    decode.score_threshold = nms.score_threshold;
+    return add_row_nms(decode, nms.iou_threshold, nms.max_detections, false, output, layout);
+  }
+
+  // The NMS steps between the row filter's selection and its gather, after `decode` (a candidate
+  // step with its row layout set) made the candidates.
+  template <typename CandidateStep>
+  Status add_row_nms(CandidateStep decode, float iou_threshold, int max_detections, bool per_class,
+                     const BufferRef& output, const RowFilterLayout& layout) {
+    if (!(iou_threshold >= 0 && iou_threshold <= 1)) {
+      return invalid_argument("row filter NMS: IoU threshold ", iou_threshold, " is outside [0, 1]");
     }
     const int64_t capacity = std::min<int64_t>((layout.rows + 31) / 32 * 32, kMaxNmsCandidates);
     const auto per_batch = [&](int64_t bytes) { return scratch_block(static_cast<size_t>(layout.batch * bytes)); };
@@ -266,11 +319,7 @@ class Lowerer {
     const BufferRef result = per_batch(nms_result_words(capacity) * static_cast<int64_t>(sizeof(uint32_t)));
 
     const NmsStepShape shape{{}, layout.batch, layout.rows, capacity};
-    decode.batch = layout.batch;
-    decode.rows = layout.rows;
-    decode.channels = layout.channels;
-    decode.capacity = capacity;
-    decode.score_threshold = layout.filter.threshold;
+    static_cast<NmsStepShape&>(decode) = shape;
     LoweredStep candidate_step;
     candidate_step.params = decode;
     candidate_step.inputs[0] = output;
@@ -282,13 +331,13 @@ class Lowerer {
     rank.inputs[1] = candidates;
     rank.output = order;
     LoweredStep overlap;
-    overlap.params = NmsMaskStep{shape, nms.iou_threshold, nms.per_class};
+    overlap.params = NmsMaskStep{shape, iou_threshold, per_class};
     overlap.inputs[0] = layout.index;
     overlap.inputs[1] = candidates;
     overlap.inputs[2] = order;
     overlap.output = mask;
     LoweredStep sweep;
-    sweep.params = NmsSweepStep{shape, nms.max_detections};
+    sweep.params = NmsSweepStep{shape, max_detections};
     sweep.inputs[0] = layout.index;
     sweep.inputs[1] = candidates;
     sweep.inputs[2] = order;
@@ -1010,6 +1059,10 @@ void scatter_filtered_rows(const RowFilterLayout& layout, const uint32_t* index_
                            Tensor& output) {
   float* rows = output.data<float>();
   std::memset(rows, 0, output.nbytes());
+  if (layout.filter.fill != 0) {
+    for (int64_t r = 0; r < layout.batch * layout.rows; ++r)
+      rows[r * layout.channels + layout.filter.column] = layout.filter.fill;
+  }
   for (int64_t b = 0; b < layout.batch; ++b) {
     const uint32_t* words = index_words + b * (layout.rows + 1);
     const auto count = std::min<int64_t>(words[0], layout.rows);

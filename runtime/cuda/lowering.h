@@ -40,14 +40,16 @@ struct BufferRef {
 };
 
 // Only the rows of graph output `output` ([..., rows, channels], f32) whose column `column` is at
-// least `threshold` are brought back; the others read as zeros. For detector heads whose rows are
-// skipped below a threshold anyway (YOLOX: objectness bounds the score), so decoding is unchanged.
+// least `threshold` are brought back; the others read as zeros, but for `fill` in that column. For
+// detector heads whose rows are skipped below a threshold anyway (YOLOX: objectness bounds the
+// score; BlazeFace: the score is the logit's sigmoid), so decoding is unchanged.
 struct RowFilter {
   int output = 0;
   int64_t column = 0;
-  float threshold = 0;  // > 0, so a zero row never passes
+  float threshold = 0;  // > fill, so a row not brought back never passes
   // Non-maximum suppression among the passing rows on the device (row_nms_steps.h), so that only
-  // the rows of kept detections come back, best first; needs YOLOX's row layout and column 4.
+  // the rows of kept detections come back, best first.
+  // YOLOX's rows, objectness in column 4: boxes on grids of these strides, NMS per class or not.
   struct GridNms {
     int input_width = 0;
     int input_height = 0;
@@ -56,7 +58,22 @@ struct RowFilter {
     int max_detections = 0;  // <= 0: all
     bool per_class = true;
   };
-  std::optional<GridNms> nms;
+  // BlazeFace's merged rows, the logit in column 0: boxes around anchors on square grids of a
+  // square input; a box is a candidate when the logit's sigmoid is at least score_threshold (the
+  // filter's threshold is a logit at or below that); NMS class-agnostic.
+  struct AnchorNms {
+    struct Grid {
+      int cells = 1;  // per side
+      int anchors_per_cell = 1;
+    };
+    int input_size = 0;
+    std::vector<Grid> grids;  // in output order (BlazeFace: 16 x 16 with 2, 8 x 8 with 6)
+    float score_threshold = 0.5f;
+    float iou_threshold = 0.3f;
+    int max_detections = 0;  // <= 0: all
+  };
+  std::variant<std::monostate, GridNms, AnchorNms> nms;
+  float fill = 0;  // column `column` of the rows not brought back
 };
 
 struct LoweringOptions {
@@ -95,8 +112,8 @@ struct CpuFallbackStep {
 
 using StepParams = std::variant<ConvStep, PointwiseConvStep, DepthwiseConvStep, UnaryStep, BinaryStep, ChainStep,
                                 PoolStep, PlaneMeanStep, SoftmaxStep, ChannelAffineStep, BlockCopyStep, GatherStep,
-                                RowCountResetStep, RowSelectStep, RowGatherStep, GridCandidateStep, NmsRankStep,
-                                NmsMaskStep, NmsSweepStep, NmsIndexStep, CpuFallbackStep>;
+                                RowCountResetStep, RowSelectStep, RowGatherStep, GridCandidateStep, AnchorCandidateStep,
+                                NmsRankStep, NmsMaskStep, NmsSweepStep, NmsIndexStep, CpuFallbackStep>;
 
 struct LoweredStep {
   NodeId node = -1;  // the node it computes (part of), -1 for the final output copies

@@ -1,11 +1,17 @@
 // Greedy non-maximum suppression on the device, after the row filter (step_kernels.h), so that
-// only the rows of the detections that survive leave it. For outputs laid out as YOLOX's
-// ([batch, rows, channels]; per row dx, dy, log w, log h, objectness, then class scores; one row
-// per grid cell, level by level, row-major within a level; models/detect/yolox_decode.h).
+// only the rows of the detections that survive leave it. For outputs of [batch, rows, channels]
+// laid out as
+//   YOLOX's: per row dx, dy, log w, log h, objectness, then class scores; one row per grid cell,
+//     level by level, row-major within a level (models/detect/yolox_decode.h);
+//   BlazeFace's, its heads merged (models/detector/blazeface_rows.h): per row the score logit, then
+//     dx, dy, w, h and keypoints; one row per anchor, grid by grid, cells row-major, each cell's
+//     anchors in turn (models/detect/blazeface_decode.h).
 //
 // Per batch element, on the n rows the filter selected (in any order):
-//   GridCandidateStep  decodes each row into a box, its best class and score (objectness times
-//                      that class's score); rows whose score is below the threshold rank last.
+//   GridCandidateStep  decodes each YOLOX row into a box, its best class and score (objectness
+//   or                 times that class's score), AnchorCandidateStep each BlazeFace row into a
+//   AnchorCandidateStep box and its score (the logit's sigmoid), with the CPU decoder's
+//                      arithmetic; rows whose score is below the threshold rank last.
 //   NmsRankStep        sorts them by descending score, ties by row (the CPU's stable sort of rows
 //                      decoded in order), each item counting the candidates that go before it.
 //   NmsMaskStep        in parallel, a bit per ordered pair (p, q > p): q overlaps p (IoU above
@@ -123,6 +129,61 @@ struct GridCandidateStep : NmsStepShape {
                      best_class,
                      row,
                      0};
+  }
+};
+
+// Anchors on square grids, level by level (BlazeFace's 16 x 16 cells with 2 anchors each, then 8
+// x 8 with 6), their centres at the cells' centres in input pixels.
+struct AnchorLevel {
+  int64_t first_row = 0;
+  int64_t cells = 1;  // per side
+  int64_t anchors_per_cell = 1;
+};
+
+// Column 0 of a BlazeFace row: the score logit; columns 1-4: the box.
+inline constexpr int64_t kAnchorBoxColumn = 1;
+
+// The score decode_blazeface gives a logit (models/detect/blazeface_decode.cpp): clamped to +-100,
+// then 1 / (1 + e^-x).
+EF_HOST_DEVICE inline float anchor_score(float logit) {
+  const float clamped = logit < -100.0f ? -100.0f : (logit > 100.0f ? 100.0f : logit);
+  return 1.0f / (1.0f + expf(-clamped));
+}
+
+// One item per (batch element, slot): slot k < n decodes selected row index[1 + k] as
+// decode_blazeface does. Operands: the output matrix, the index buffer; output: candidates
+// [batch, capacity], all of class 0 (BlazeFace's NMS is class-agnostic).
+struct AnchorCandidateStep : NmsStepShape {
+  int64_t channels = 0;
+  int32_t levels = 0;
+  AnchorLevel level[kMaxGridLevels] = {};
+  float input_size = 0;
+  float score_threshold = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return batch * capacity; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t b = i / capacity, slot = i % capacity;
+    const auto* index = static_cast<const uint32_t*>(in[1]);
+    const int64_t n = selected_rows(index, b, rows);
+    if (n > capacity || slot >= n) return;
+    const uint32_t row = index[b * (rows + 1) + 1 + slot];
+    const int64_t base = (b * rows + row) * channels;
+    const float score = anchor_score(load(0, base));
+    int32_t l = 0;
+    while (l + 1 < levels && static_cast<int64_t>(row) >= level[l + 1].first_row) ++l;
+    const int64_t cell = (static_cast<int64_t>(row) - level[l].first_row) / level[l].anchors_per_cell;
+    const auto cells = static_cast<float>(level[l].cells);
+    const float anchor_x = (static_cast<float>(cell % level[l].cells) + 0.5f) / cells * input_size;
+    const float anchor_y = (static_cast<float>(cell / level[l].cells) + 0.5f) / cells * input_size;
+    const float cx = anchor_x + load(0, base + kAnchorBoxColumn);
+    const float cy = anchor_y + load(0, base + kAnchorBoxColumn + 1);
+    const float width = load(0, base + kAnchorBoxColumn + 2), height = load(0, base + kAnchorBoxColumn + 3);
+    // std::max(size, 0.0f) as the CPU takes it: a NaN size stays NaN.
+    const float half_w = 0.5f * (width < 0.0f ? 0.0f : width);
+    const float half_h = 0.5f * (height < 0.0f ? 0.0f : height);
+    NmsCandidate& c = static_cast<NmsCandidate*>(out)[i];
+    c = NmsCandidate{
+        cx - half_w, cy - half_h, cx + half_w, cy + half_h, score >= score_threshold ? score : -1.0f, 0, row, 0};
   }
 };
 

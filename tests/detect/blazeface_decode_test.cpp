@@ -2,7 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 using namespace edgefuse;
@@ -81,4 +84,38 @@ TEST_CASE("decode_blazeface rejects heads that do not fit the anchors") {
   CHECK_FALSE(wrong_count.ok());
   CHECK(wrong_count.error.find("384 scores for 512 anchors") != std::string::npos);
   CHECK_FALSE(decode_blazeface(scores.data(), 512, regressors.data(), 4, first_head, 0.5f).ok());
+}
+
+TEST_CASE("decode_blazeface_rows: merged rows decode as the two heads do") {
+  const std::vector<Anchor> anchors = blazeface_anchors(256);
+  std::vector<float> scores(896), regressors(896 * 16), rows(896 * 17);
+  for (int a = 0; a < 896; ++a) {
+    scores[a] = static_cast<float>((a * 37) % 101 - 50) / 10.0f;  // logits -5 .. 5
+    for (int k = 0; k < 16; ++k) regressors[a * 16 + k] = static_cast<float>((a * 13 + k * 7) % 61 - 20);
+    rows[a * 17] = scores[a];
+    std::copy_n(regressors.data() + a * 16, 16, rows.data() + a * 17 + 1);
+  }
+  std::vector<Detection> heads;
+  for (const auto& [first, count] : {std::pair{0, 512}, std::pair{512, 384}}) {
+    const DecodeResult head = decode_blazeface(scores.data() + first, count, regressors.data() + first * 16, 16,
+                                               std::span<const Anchor>(anchors).subspan(first, count), 0.6f);
+    REQUIRE(head.ok());
+    heads.insert(heads.end(), head.detections.begin(), head.detections.end());
+  }
+  const DecodeResult merged = decode_blazeface_rows(rows.data(), 896, 17, anchors, 0.6f);
+  REQUIRE(merged.ok());
+  REQUIRE(merged.detections.size() == heads.size());
+  CHECK(heads.size() > 100);
+  CHECK(heads.size() < 800);
+  for (size_t k = 0; k < heads.size(); ++k) {
+    CHECK(merged.detections[k].score == heads[k].score);
+    CHECK(merged.detections[k].box.x1 == heads[k].box.x1);
+    CHECK(merged.detections[k].box.y2 == heads[k].box.y2);
+    CHECK(merged.detections[k].keypoints[3].y == heads[k].keypoints[3].y);
+  }
+
+  const DecodeResult wrong_rows = decode_blazeface_rows(rows.data(), 512, 17, anchors, 0.6f);
+  CHECK(wrong_rows.error.find("512 rows for 896 anchors") != std::string::npos);
+  const DecodeResult wrong_channels = decode_blazeface_rows(rows.data(), 896, 16, anchors, 0.6f);
+  CHECK(wrong_channels.error.find("16 channels, expected 17") != std::string::npos);
 }

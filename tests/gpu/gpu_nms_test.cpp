@@ -1,11 +1,14 @@
 // NMS on the device after the row filter (runtime/cuda/row_nms_steps.h), through the host
-// emulation: on synthetic YOLOX-layout outputs full of overlapping boxes, equal scores and rows
-// below the threshold, the rows that come back decode to exactly what the CPU's decoding and NMS
-// give on the whole output, and they are only the kept detections' rows.
+// emulation: on synthetic YOLOX-layout outputs and BlazeFace anchor rows full of overlapping boxes,
+// equal scores and rows below the threshold, the rows that come back decode to exactly what the
+// CPU's decoding and NMS give on the whole output, and they are only the kept detections' rows.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 
+#include "models/detect/blazeface_decode.h"
 #include "runtime/cuda/host_runner.h"
 #include "runtime/memory_plan.h"
 #include "tests/gpu/gpu_op_cases.h"
@@ -72,6 +75,87 @@ TEST_CASE("NMS on the device keeps exactly the CPU's detections, and only their 
 TEST_CASE("above the device's candidate capacity every selected row comes back, and the CPU suppresses") {
   // 544x544: 6069 cells, all selected: more than kMaxNmsCandidates.
   check_case({"544x544, every row selected", {.width = 544, .height = 544, .selected_fraction = 1.0f}, {}});
+}
+
+constexpr float kLeftBehind = std::numeric_limits<float>::lowest();  // the logit of rows not brought back
+
+// BlazeFace's anchor grids and the filter the detector sets (models/detector/blazeface_rows.cpp):
+// the threshold's logit less 0.01 selects, the device scores each row as the CPU does.
+gpu::RowFilter anchor_filter(int input_size, const NmsSettings& nms) {
+  gpu::RowFilter::AnchorNms anchors{
+      input_size, {{16, 2}, {8, 6}}, nms.score_threshold, nms.iou_threshold, nms.max_detections};
+  const double p = nms.score_threshold;
+  return gpu::RowFilter{0, 0, static_cast<float>(std::log(p) - std::log1p(-p) - 0.01), anchors, kLeftBehind};
+}
+
+struct AnchorCase {
+  const char* name;
+  int64_t batch;
+  int input_size;
+  float selected_fraction;
+  NmsSettings nms;
+};
+
+void check_anchor_case(const AnchorCase& c) {
+  INFO("case: ", std::string(c.name));
+  std::mt19937 rng(static_cast<unsigned>(c.input_size * 7 + c.nms.max_detections));
+  const Tensor input = synthetic_anchor_rows(c.batch, c.input_size, c.nms.score_threshold, c.selected_fraction, rng);
+  const std::shared_ptr<const Graph> graph = pass_through_graph(input.shape());
+  const std::vector<Tensor> inputs = {input};
+  const gpu::LoweredPlan lowered =
+      lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.row_filter = anchor_filter(c.input_size, c.nms)});
+  REQUIRE(lowered.fallback_count() == 0);
+  ThreadPool pool(2);
+  Result<std::vector<Tensor>> back = gpu::run_lowered_on_host(*graph, lowered, inputs, &pool);
+  REQUIRE_MESSAGE(back.is_ok(), back.status().to_string());
+  for (int64_t b = 0; b < c.batch; ++b) {
+    const std::vector<Detection> want = anchor_detections(input, b, c.input_size, c.nms);
+    const std::vector<Detection> got = anchor_detections((*back)[0], b, c.input_size, c.nms);
+    MESSAGE(std::string(c.name), " [", b, "]: ", want.size(), " kept, ", rows_back((*back)[0], b, 0, kLeftBehind),
+            " rows back");
+    CHECK(want.size() > 1);
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      INFO("detection ", k);
+      CHECK(got[k].score == want[k].score);
+      CHECK(got[k].box.x1 == want[k].box.x1);
+      CHECK(got[k].box.y2 == want[k].box.y2);
+      CHECK(got[k].keypoints[5].x == want[k].keypoints[5].x);
+    }
+    CHECK(rows_back((*back)[0], b, 0, kLeftBehind) == static_cast<int64_t>(want.size()));
+  }
+}
+
+TEST_CASE("NMS on the device keeps exactly the CPU's faces from BlazeFace rows, and only their rows come back") {
+  check_anchor_case({"256, batch 2", 2, 256, 0.3f, {.score_threshold = 0.5f, .iou_threshold = 0.3f}});
+  check_anchor_case({"128, at most 4 kept", 1, 128, 0.3f, {.score_threshold = 0.75f, .max_detections = 4}});
+  check_anchor_case({"a low threshold, every row a candidate", 1, 128, 1.0f, {.score_threshold = 0.01f}});
+  check_anchor_case({"a high threshold", 1, 256, 0.2f, {.score_threshold = 0.9999f, .iou_threshold = 0.3f}});
+}
+
+TEST_CASE("NMS on the device refuses rows that are not laid out as BlazeFace anchors") {
+  const std::shared_ptr<const Graph> graph = pass_through_graph({1, 896, 17});
+  const std::vector<TensorDesc> descs = {TensorDesc{DType::kF32, {1, 896, 17}}};
+  const auto lower = [&](gpu::RowFilter filter) {
+    Result<MemoryPlan> plan = plan_memory(*graph, descs);
+    REQUIRE(plan.is_ok());
+    return gpu::lower_plan(*graph, std::move(*plan), gpu::LoweringOptions{.row_filter = filter}).status();
+  };
+  const gpu::RowFilter good = anchor_filter(128, {.score_threshold = 0.5f});
+  CHECK(lower(good).is_ok());
+  gpu::RowFilter no_fill = good;  // a logit threshold below 0 lets zero rows pass
+  no_fill.fill = 0;
+  CHECK(lower(no_fill).message().find("is not above the fill 0") != std::string::npos);
+  gpu::RowFilter wrong_column = good;
+  wrong_column.column = 1;
+  CHECK(lower(wrong_column).message().find("score logit in column 0") != std::string::npos);
+  gpu::RowFilter one_grid = good;
+  std::get<gpu::RowFilter::AnchorNms>(one_grid.nms).grids.pop_back();
+  CHECK(lower(one_grid).message().find("the anchor grids have 512 anchors, the output has 896 rows") !=
+        std::string::npos);
+  gpu::RowFilter empty_grid = good;
+  std::get<gpu::RowFilter::AnchorNms>(empty_grid.nms).grids[1].anchors_per_cell = 0;
+  CHECK(lower(empty_grid).message().find("8 cells with 0 anchors") != std::string::npos);
 }
 
 TEST_CASE("NMS on the device refuses outputs that are not laid out as YOLOX grids") {

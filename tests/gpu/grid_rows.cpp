@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 
+#include "models/detect/blazeface_decode.h"
 #include "models/detect/nms.h"
 #include "models/detect/yolox_decode.h"
 #include "tests/fusion/fusion_test_graphs.h"
@@ -46,12 +48,51 @@ std::vector<Detection> grid_detections(const Tensor& rows, int64_t b, int width,
              : nms_class_agnostic(std::move(decoded.detections), settings.iou_threshold, settings.max_detections);
 }
 
-int64_t rows_back(const Tensor& rows, int64_t b) {
+int64_t rows_back(const Tensor& rows, int64_t b, int64_t column, float left_behind) {
   const int64_t anchors = rows.dim(1), channels = rows.dim(2);
   const float* data = rows.data<float>() + b * anchors * channels;
   int64_t count = 0;
-  for (int64_t r = 0; r < anchors; ++r) count += data[r * channels + 4] != 0 ? 1 : 0;
+  for (int64_t r = 0; r < anchors; ++r) count += data[r * channels + column] != left_behind ? 1 : 0;
   return count;
+}
+
+Tensor synthetic_anchor_rows(int64_t batch, int input_size, float threshold, float selected_fraction,
+                             std::mt19937& rng) {
+  const int64_t rows = kBlazeFaceAnchorCount, channels = kBlazeFaceRowChannels;
+  Tensor t = Tensor::empty(DType::kF32, {batch, rows, channels});
+  const auto size = static_cast<float>(input_size);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f), offset(-size / 16, size / 16), extent(size / 8, size / 3);
+  const auto logit = [](double p) { return static_cast<float>(std::log(p) - std::log1p(-p)); };
+  const float at_threshold = logit(threshold);
+  float* data = t.data<float>();
+  for (int64_t r = 0; r < batch * rows; ++r) {
+    float* row = data + r * channels;
+    const bool selected = unit(rng) < selected_fraction;
+    const float u = unit(rng);
+    if (u < 0.05f) {  // within 4 ulps of the threshold's logit, either side
+      row[0] = at_threshold;
+      for (int step = static_cast<int>(unit(rng) * 9) - 4; step != 0; step += step > 0 ? -1 : 1) {
+        row[0] = std::nextafter(row[0], step > 0 ? INFINITY : -INFINITY);
+      }
+    } else {
+      row[0] = selected ? logit(threshold + (1 - threshold) * (0.01 + 0.98 * u)) : logit(threshold * (0.01 + 0.98 * u));
+    }
+    row[1] = offset(rng);
+    row[2] = offset(rng);
+    row[3] = unit(rng) < 0.02f ? -extent(rng) : extent(rng);
+    row[4] = extent(rng);
+    for (int64_t k = 5; k < channels; ++k) row[k] = offset(rng);
+    if (selected && r % rows >= 50 && r % 10 == 0) row[0] = row[-50 * channels];
+  }
+  return t;
+}
+
+std::vector<Detection> anchor_detections(const Tensor& rows, int64_t b, int input_size, const NmsSettings& settings) {
+  const int64_t anchors = rows.dim(1), channels = rows.dim(2);
+  DecodeResult decoded = decode_blazeface_rows(rows.data<float>() + b * anchors * channels, anchors, channels,
+                                               blazeface_anchors(input_size), settings.score_threshold);
+  REQUIRE_MESSAGE(decoded.error.empty(), decoded.error);
+  return nms_class_agnostic(std::move(decoded.detections), settings.iou_threshold, settings.max_detections);
 }
 
 }  // namespace edgefuse::test

@@ -1,6 +1,7 @@
-// Synthetic detector outputs in YOLOX's row layout for the device NMS tests (host emulation in
-// tests/gpu, device runs in tests/cuda): boxes that overlap their neighbours, equal scores, rows on
-// both sides of the threshold; and the CPU's decoding and NMS of them, the reference.
+// Synthetic detector outputs in YOLOX's row layout and in BlazeFace's merged anchor rows, for the
+// device NMS tests (host emulation in tests/gpu, device runs in tests/cuda): boxes that overlap
+// their neighbours, equal scores, rows on both sides of the threshold; and the CPU's decoding and
+// NMS of them, the reference.
 #pragma once
 
 #include <memory>
@@ -38,7 +39,19 @@ struct NmsSettings {
 std::vector<Detection> grid_detections(const Tensor& rows, int64_t b, int width, int height,
                                        const NmsSettings& settings);
 
-// Rows of batch element b that came back from a row filter (objectness != 0; the rest are zeros).
-int64_t rows_back(const Tensor& rows, int64_t b);
+// Rows of batch element b that came back from a row filter: those whose filtered column (YOLOX's
+// objectness, BlazeFace's logit) is not what the rows left behind read as.
+int64_t rows_back(const Tensor& rows, int64_t b, int64_t column = 4, float left_behind = 0.0f);
+
+// [batch, 896, 17] BlazeFace rows (models/detector/blazeface_rows.h) for an input_size square
+// input: boxes of 1/8 to 1/3 of the input around their anchors, so neighbours overlap; a
+// `selected_fraction` of the rows score at or above `threshold`, some of them within a few ulps
+// of it on either side; every tenth selected row from the 50th on copies the logit of the row 50
+// before it (equal scores); 2 % of the boxes have a negative width (empty).
+Tensor synthetic_anchor_rows(int64_t batch, int input_size, float threshold, float selected_fraction,
+                             std::mt19937& rng);
+
+// Batch element b of BlazeFace rows decoded (decode_blazeface_rows), then NMS across classes.
+std::vector<Detection> anchor_detections(const Tensor& rows, int64_t b, int input_size, const NmsSettings& settings);
 
 }  // namespace edgefuse::test
