@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 #include "fusion/pass_manager.h"
@@ -169,6 +170,41 @@ TEST_CASE("NMS on the GPU brings back only the kept rows, which decode to the CP
         for (size_t k = 0; k < want.size(); ++k) {
           CHECK(got[k].class_id == want[k].class_id);
           CHECK(got[k].score == want[k].score);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("NMS on the GPU over BlazeFace rows brings back only the kept faces' rows") {
+  REQUIRE_CUDA_DEVICE();
+  const NmsSettings settings{.score_threshold = 0.5f, .iou_threshold = 0.3f};
+  std::mt19937 rng(13);
+  const Tensor rows = synthetic_anchor_rows(2, 256, settings.score_threshold, 0.3f, rng);
+  const std::vector<Tensor> inputs = {rows};
+  // As models/detector/blazeface_rows.cpp sets it: the threshold's logit less 0.01 selects.
+  const gpu::RowFilter::AnchorNms anchors{256, {{16, 2}, {8, 6}}, settings.score_threshold, settings.iou_threshold, 0};
+  const float left_behind = std::numeric_limits<float>::lowest();
+  for (const bool cuda_graph : {true, false}) {
+    Result<std::unique_ptr<CudaExecutor>> gpu =
+        CudaExecutor::create(pass_through_graph(rows.shape()),
+                             CudaExecutorOptions{.use_cuda_graph = cuda_graph,
+                                                 .row_filter = gpu::RowFilter{0, 0, -0.01f, anchors, left_behind}});
+    REQUIRE_MESSAGE(gpu.is_ok(), gpu.status().to_string());
+    for (int frame = 0; frame < 2; ++frame) {
+      const std::vector<Tensor> back = run_on_gpu(**gpu, inputs);
+      for (int64_t b = 0; b < 2; ++b) {
+        // The device's expf may differ from the host's by an ulp, so a score that close to the
+        // threshold could be called either way; at 0.5 the rows near it (logits of a few
+        // denormal ulps around 0) score exactly 0.5 on both.
+        const std::vector<Detection> want = anchor_detections(rows, b, 256, settings);
+        const std::vector<Detection> got = anchor_detections(back[0], b, 256, settings);
+        MESSAGE("batch element ", b, ": ", want.size(), " kept, ", rows_back(back[0], b, 0, left_behind), " rows back");
+        CHECK(rows_back(back[0], b, 0, left_behind) == static_cast<int64_t>(want.size()));
+        REQUIRE(got.size() == want.size());
+        for (size_t k = 0; k < want.size(); ++k) {
+          CHECK(got[k].box.x1 == want[k].box.x1);
+          CHECK(std::abs(got[k].score - want[k].score) <= 1e-6f);
         }
       }
     }

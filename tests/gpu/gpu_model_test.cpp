@@ -14,6 +14,7 @@
 #include "fusion/pass_manager.h"
 #include "models/detect/nms.h"
 #include "models/detect/yolox_decode.h"
+#include "models/detector/blazeface_rows.h"
 #include "models/detector/preprocess.h"
 #include "models/onnx/onnx_importer.h"
 #include "runtime/cuda/fp16_calibration.h"
@@ -74,6 +75,62 @@ TEST_CASE("BlazeFace front and back, fused, lower to GPU kernels only and match 
   check_model(back, false);
   check_model(front, true);
   check_model(back, true);
+}
+
+TEST_CASE(
+    "BlazeFace's merged rows with decoding and NMS on the device: the CPU's faces, and only their rows come back") {
+  ThreadPool pool(ThreadPool::hardware_threads());
+  struct Model {
+    const char* name;
+    int size;
+    float score_threshold;  // the front model, for faces close to the camera, scores these photos low
+  };
+  for (const Model& model :
+       {Model{"models/blazeface_back_256.onnx", 256, 0.2f}, Model{"models/blazeface_front_128.onnx", 128, 0.01f}}) {
+    const auto [name, size, score_threshold] = model;
+    ASSET_OR_SKIP(path, name);
+    INFO(std::string(name));
+    const NmsSettings settings{.score_threshold = score_threshold, .iou_threshold = 0.3f, .max_detections = 100};
+    Result<std::shared_ptr<Graph>> merged = merge_blazeface_heads(*fused_model(path));
+    REQUIRE_MESSAGE(merged.is_ok(), merged.status().to_string());
+    const std::shared_ptr<const Graph> graph = *merged;
+    const std::optional<gpu::RowFilter> filter =
+        blazeface_row_filter(size, settings.score_threshold, settings.iou_threshold, settings.max_detections);
+    REQUIRE(filter.has_value());
+    Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
+    REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
+    std::optional<gpu::LoweredPlan> lowered;
+    int64_t faces = 0;
+    for (const char* image_name : {"person.jpg", "horses.jpg", "kite.jpg"}) {
+      ASSET_OR_SKIP(image_path, std::string("data/images/") + image_name);
+      INFO("image ", std::string(image_name));
+      const cv::Mat image = cv::imread(image_path.string());
+      REQUIRE_FALSE(image.empty());
+      Result<PreprocessedImage> input = preprocess_blazeface(image, size);
+      REQUIRE_MESSAGE(input.is_ok(), input.status().to_string());
+      const std::vector<Tensor> inputs = {input->input};
+      if (!lowered) lowered = lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.row_filter = filter});
+      CHECK(lowered->fallback_count() == 0);
+      Result<std::vector<Tensor>> expected = cpu->run(inputs);
+      REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+      Result<std::vector<Tensor>> back = gpu::run_lowered_on_host(*graph, *lowered, inputs, &pool);
+      REQUIRE_MESSAGE(back.is_ok(), back.status().to_string());
+      const std::vector<Detection> want = anchor_detections((*expected)[0], 0, size, settings);
+      const std::vector<Detection> got = anchor_detections((*back)[0], 0, size, settings);
+      const int64_t rows = rows_back((*back)[0], 0, 0, filter->fill);
+      MESSAGE(std::string(name), " ", std::string(image_name), ": ", want.size(), " faces, ", rows,
+              " of 896 rows back");
+      CHECK(rows == static_cast<int64_t>(want.size()));
+      REQUIRE(got.size() == want.size());
+      for (size_t k = 0; k < want.size(); ++k) {
+        CHECK(iou(got[k].box, want[k].box) >= 0.999f);
+        CHECK(std::abs(got[k].score - want[k].score) <= 1e-4f);
+        CHECK(std::abs(got[k].keypoints[2].x - want[k].keypoints[2].x) <= 0.05f);
+      }
+      faces += static_cast<int64_t>(want.size());
+    }
+    CHECK(faces >= 3);
+  }
 }
 
 std::vector<Detection> yolox_detections(const Tensor& output) {
