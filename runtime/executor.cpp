@@ -186,7 +186,10 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
 PlanOptions Executor::plan_options(const ExecutorOptions& options) {
   PlanOptions plan;
   plan.reference_kernels = options.reference_kernels;
-  if (!options.reference_kernels) plan.kernel_pair = cpu_conv_pair_planned;
+  if (!options.reference_kernels) {
+    plan.kernel_pair = cpu_conv_pair_planned;
+    plan.kernel_pair_in_place = cpu_conv_pair_in_place;
+  }
   return plan;
 }
 

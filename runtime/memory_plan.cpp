@@ -283,6 +283,19 @@ void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPla
          v = plan.alias_of[static_cast<size_t>(v)]) {
       plan.last_node[static_cast<size_t>(v)] = std::max(plan.last_node[static_cast<size_t>(v)], static_cast<NodeId>(m));
     }
+    // Unless the pair can write its output over that input, when nothing reads the input later.
+    if (input != kNoValue && second.outputs.size() == 1 && options.kernel_pair_in_place) {
+      const auto x = static_cast<size_t>(input), y = static_cast<size_t>(second.outputs[0]);
+      // The input may itself take another value's bytes (a chain of such pairs shares them).
+      const auto alone = [&](size_t v) {
+        return plan.first_node[v] >= 0 && plan.alias_of[v] == kNoValue && !is_alias_target[v] && !is_in_place_source[v];
+      };
+      if (alone(x) && alone(y) && plan.in_place_of[y] == kNoValue && plan.last_node[x] == static_cast<NodeId>(m) &&
+          plan.descs[x] == plan.descs[y] && options.kernel_pair_in_place(first, second, plan.descs)) {
+        plan.in_place_of[y] = input;
+        is_in_place_source[x] = true;
+      }
+    }
     n = m;  // the second node runs inside this pair, not as the first of another
   }
 }

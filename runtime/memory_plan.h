@@ -25,7 +25,11 @@
 // between them is never stored. It takes no arena bytes, neither its write nor its read counts as
 // moved, and the first node's input 0 stays alive until the second node, since the pair writes
 // the second's output while it still reads that input. Asked after Concat aliasing and in-place
-// choices, of values that are neither.
+// choices, of values that are neither. When the backend can also run the pair in place
+// (PlanOptions::kernel_pair_in_place), the second's output takes the bytes of the first's input 0
+// if that input dies at the pair, both have the same description and neither is part of a Concat
+// alias or already shares bytes: the kernel then never reads an element of that input after
+// writing it (recorded in in_place_of like an in-place output).
 //
 // Views: the output of a Reshape, Flatten, Squeeze, Unsqueeze or Identity (keeps_input_bytes in
 // op_kind.h) is its input's bytes when that input is an arena value dying at that node (it may be
@@ -56,6 +60,9 @@ struct PlanOptions {
   // Whether the backend runs `first` and `second` as one kernel (see the header); null: never.
   // `descs` holds every value's description.
   std::function<bool(const Node& first, const Node& second, std::span<const TensorDesc> descs)> kernel_pair;
+  // Whether the backend runs a pair kernel_pair accepted with the second's output in the bytes of
+  // the first's input 0 (see the header); null: never.
+  std::function<bool(const Node& first, const Node& second, std::span<const TensorDesc> descs)> kernel_pair_in_place;
 };
 
 // Every value's description for given input descriptions, plus the values known before running.

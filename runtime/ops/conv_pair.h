@@ -33,12 +33,20 @@ inline constexpr int64_t kConvPairMinBytes = int64_t{2} << 20;
 // Returns false, having run nothing, otherwise: the caller runs the two nodes one by one (the
 // executor asks cpu_conv_pair_planned while planning instead, and stores no tensor between the
 // pairs it finds, so false there is an error). The caller guarantees that nothing else reads
-// first's output and that second's output does not share bytes with first's input.
+// first's output and that second's output either does not share bytes with first's input or is
+// exactly its bytes (cpu_conv_pair_in_place).
 Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second);
 
 // Whether cpu_conv_pair would run the pair, from the graph's nodes and every value's description
 // (MemoryPlan::descs) alone: the CPU executor's PlanOptions::kernel_pair, so that the memory plan
 // never stores the tensor between a pair's Convs and counts neither its write nor its read.
 bool cpu_conv_pair_planned(const Node& first, const Node& second, std::span<const TensorDesc> descs);
+
+// Whether cpu_conv_pair would run the pair and could run it with second's output in the bytes of
+// first's input (PlanOptions::kernel_pair_in_place): a depthwise -> 1x1 pair whose output has the
+// input's shape, its depthwise Conv of stride 1 without dilation. It then computes every band's
+// depthwise rows that read a neighbour band's input rows first, so that each band can overwrite
+// its own input rows; cpu_conv_pair runs that way when second's output is first's input.
+bool cpu_conv_pair_in_place(const Node& first, const Node& second, std::span<const TensorDesc> descs);
 
 }  // namespace edgefuse

@@ -42,8 +42,86 @@ Result<std::optional<Conv2dPair>> conv2d_pair(const KernelArgs& first, const Ker
                                               make_conv2d(second_problem, second_epilogue, second)});
 }
 
-// `execute` false: only whether the pair qualifies (the arguments may be meta tensors).
-Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelArgs& pointwise, bool execute) {
+// What pair_kind is asked: to run the pair, whether it would (the arguments may be meta tensors),
+// or whether it would and could write its output over its input (run_in_place).
+enum class PairQuery { kRun, kQualifies, kInPlace };
+
+// Whether depthwise `d` and pointwise `p` (a qualifying pair) can write p's output over d's
+// input: the same shape, and each output row reading only the input rows around it (stride 1, no
+// dilation, a window that covers the row itself).
+bool in_place_capable(const Conv2d& d, const Conv2d& p) {
+  return d.sh == 1 && d.sw == 1 && d.dh == 1 && d.ph >= 0 && d.ph < d.kh && d.oh == d.ih && d.ow == d.iw &&
+         p.out_channels == d.channels && p.residual_channels <= p.out_channels;
+}
+
+// The pair with p.y == d.x, in `bands` bands of `band` output rows per image. A band's depthwise
+// rows read the input rows of its own band, except its first d.ph and last kh - 1 - d.ph output
+// rows (its edge rows), which also read a neighbour band's. The edge rows of every band are
+// computed first, from the untouched input, into a side buffer (kh - 1 rows per band: a few KB);
+// then each band computes its other depthwise rows, takes its edge rows, and writes its output
+// rows over its input rows, which no other band reads any more (a residual that is the input is
+// read element by element before that element is written).
+Result<bool> run_in_place(const Conv2d& d, const Conv2d& p, int64_t band, int64_t bands, ThreadPool* pool) {
+  const CpuKernelTable& kernels = cpu_kernel_table();
+  const int64_t edge_rows = d.kh - 1, tasks = d.batch * bands;
+  // Output rows [o0, top) and [bottom, o1) of a band are its edge rows (none at the image's edges).
+  struct Rows {
+    int64_t o0, o1, top, bottom;
+  };
+  const auto rows_of = [&](int64_t task) {
+    const int64_t o0 = task % bands * band, o1 = std::min(d.oh, o0 + band);
+    const int64_t top = o0 > 0 ? std::min(o1, o0 + d.ph) : o0;
+    const int64_t bottom = o1 < d.oh ? std::max(top, o1 - (edge_rows - d.ph)) : o1;
+    return Rows{o0, o1, top, bottom};
+  };
+  const int64_t edge_plane = edge_rows * d.ow;  // per channel of a task's edge rows
+  std::vector<float> edges(static_cast<size_t>(tasks * d.channels * edge_plane));
+  parallel_for(pool, tasks, 1, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> scratch;
+    if (scratch.size() < static_cast<size_t>(d.depthwise_scratch_floats))
+      scratch.resize(static_cast<size_t>(d.depthwise_scratch_floats));
+    for (int64_t task = begin; task < end; ++task) {
+      const Rows r = rows_of(task);
+      float* out = edges.data() + task * d.channels * edge_plane;
+      const int64_t n = task / bands;
+      if (r.top > r.o0) kernels.conv_depthwise_band(d, n, r.o0, r.top, out, edge_plane, scratch.data());
+      if (r.o1 > r.bottom) {
+        kernels.conv_depthwise_band(d, n, r.bottom, r.o1, out + (r.top - r.o0) * d.ow, edge_plane, scratch.data());
+      }
+    }
+  });
+  parallel_for(
+      pool, tasks, 1,
+      [&](int64_t begin, int64_t end) {
+        thread_local std::vector<float> scratch, rows, panel;
+        if (scratch.size() < static_cast<size_t>(d.depthwise_scratch_floats))
+          scratch.resize(static_cast<size_t>(d.depthwise_scratch_floats));
+        rows.resize(static_cast<size_t>(d.channels * band * d.ow));
+        panel.resize(static_cast<size_t>(p.kernel_columns * kGemmPanelColumns));
+        for (int64_t task = begin; task < end; ++task) {
+          const Rows r = rows_of(task);
+          const int64_t n = task / bands, plane = (r.o1 - r.o0) * d.ow;
+          if (r.bottom > r.top) {
+            kernels.conv_depthwise_band(d, n, r.top, r.bottom, rows.data() + (r.top - r.o0) * d.ow, plane,
+                                        scratch.data());
+          }
+          const float* edge = edges.data() + task * d.channels * edge_plane;
+          const auto top_floats = static_cast<size_t>((r.top - r.o0) * d.ow);
+          const auto bottom_floats = static_cast<size_t>((r.o1 - r.bottom) * d.ow);
+          for (int64_t ch = 0; ch < d.channels; ++ch) {
+            float* channel = rows.data() + ch * plane;
+            const float* from = edge + ch * edge_plane;
+            std::copy_n(from, top_floats, channel);
+            std::copy_n(from + top_floats, bottom_floats, channel + (r.bottom - r.o0) * d.ow);
+          }
+          kernels.conv_pointwise_from(p, n, rows.data(), plane, r.o0 * d.ow, r.o1 * d.ow, panel.data());
+        }
+      },
+      kContiguousBands);
+  return true;
+}
+
+Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelArgs& pointwise, PairQuery query) {
   EF_ASSIGN_OR_RETURN(const std::optional<Conv2dPair> convs, conv2d_pair(depthwise, pointwise, true));
   if (!convs) return false;
   const Conv2d& d = convs->first;
@@ -56,7 +134,9 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   const int64_t working_bytes =
       static_cast<int64_t>(sizeof(float)) * d.batch *
       (d.channels * d.input_plane + d.out_channels * d.output_plane + p.out_channels * p.output_plane);
-  if (working_bytes < kConvPairMinBytes || !execute) return working_bytes >= kConvPairMinBytes;
+  if (working_bytes < kConvPairMinBytes) return false;
+  if (query == PairQuery::kQualifies) return true;
+  if (query == PairQuery::kInPlace) return in_place_capable(d, p);
 
   const CpuKernelTable& kernels = cpu_kernel_table();
   p.packed_w = packed_conv_weights(p, kernels, pointwise);
@@ -67,6 +147,14 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   band = std::min(band, std::max<int64_t>(1, (d.oh * d.batch + 2 * threads - 1) / (2 * threads)));
   const int64_t bands = (d.oh + band - 1) / band;
   band = (d.oh + bands - 1) / bands;  // as even as the count allows
+  const int64_t input_floats = d.batch * d.channels * d.input_plane;
+  if (p.y == d.x) {
+    if (!in_place_capable(d, p)) return Status(StatusCode::kInternal, "a depthwise -> 1x1 pair cannot run in place");
+    return run_in_place(d, p, band, bands, depthwise.pool);
+  }
+  if (p.y < d.x + input_floats && d.x < p.y + p.batch * p.out_channels * p.output_plane) {
+    return Status(StatusCode::kInternal, "a depthwise -> 1x1 pair's output overlaps its input without being it");
+  }
   parallel_for(
       depthwise.pool, d.batch * bands, 1,
       [&](int64_t begin, int64_t end) {
@@ -107,7 +195,7 @@ Conv2d depthwise_band_view(const Conv2d& d, int64_t o0, int64_t o1, int64_t r0, 
   return b;
 }
 
-Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& depthwise, bool execute) {
+Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& depthwise, PairQuery query) {
   EF_ASSIGN_OR_RETURN(const std::optional<Conv2dPair> convs, conv2d_pair(dense, depthwise, false));
   if (!convs) return false;
   Conv2d f = convs->first;
@@ -123,7 +211,8 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
   const int64_t working_bytes =
       static_cast<int64_t>(sizeof(float)) * d.batch *
       (f.channels * f.input_plane + d.channels * d.input_plane + d.out_channels * d.output_plane);
-  if (working_bytes < kConvPairMinBytes || !execute) return working_bytes >= kConvPairMinBytes;
+  if (working_bytes < kConvPairMinBytes) return false;
+  if (query != PairQuery::kRun) return query == PairQuery::kQualifies;  // never in place: the shapes differ
 
   // Depthwise output rows [o0, o1) read dense output rows [first_row(o0), end_row(o1)).
   const auto first_row = [&](int64_t o0) { return std::max<int64_t>(0, o0 * d.sh - d.ph); };
@@ -200,7 +289,7 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
   return true;
 }
 
-Result<bool> pair_kind(const KernelArgs& first, const KernelArgs& second, bool execute) {
+Result<bool> pair_kind(const KernelArgs& first, const KernelArgs& second, PairQuery query) {
   if (first.node.op != OpKind::kConv || second.node.op != OpKind::kConv) return false;
   if (first.inputs.empty() || first.outputs.size() != 1 || second.inputs.empty() || second.outputs.empty()) {
     return false;
@@ -214,18 +303,21 @@ Result<bool> pair_kind(const KernelArgs& first, const KernelArgs& second, bool e
       if (t == nullptr || t->dtype() != DType::kF32) return false;
     }
   }
-  if (first.node.attrs.get_int("group", 1) > 1) return depthwise_then_pointwise(first, second, execute);
-  if (second.node.attrs.get_int("group", 1) > 1) return dense_then_depthwise(first, second, execute);
+  if (first.node.attrs.get_int("group", 1) > 1) return depthwise_then_pointwise(first, second, query);
+  if (second.node.attrs.get_int("group", 1) > 1) return dense_then_depthwise(first, second, query);
   return false;
 }
 
 }  // namespace
 
 Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second) {
-  return pair_kind(first, second, true);
+  return pair_kind(first, second, PairQuery::kRun);
 }
 
-bool cpu_conv_pair_planned(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
+namespace {
+
+// pair_kind asked of the nodes with meta tensors of the values' descriptions.
+bool ask_planned(const Node& first, const Node& second, std::span<const TensorDesc> descs, PairQuery query) {
   const auto meta = [&](const std::vector<ValueId>& values, std::vector<Tensor>& tensors) {
     tensors.clear();
     tensors.reserve(values.size());
@@ -251,8 +343,18 @@ bool cpu_conv_pair_planned(const Node& first, const Node& second, std::span<cons
   for (Tensor& t : tensors[3]) second_outputs.push_back(&t);
   const KernelArgs first_args{first, first_inputs, first_outputs, nullptr};
   const KernelArgs second_args{second, second_inputs, second_outputs, nullptr};
-  const Result<bool> applies = pair_kind(first_args, second_args, /*execute=*/false);
+  const Result<bool> applies = pair_kind(first_args, second_args, query);
   return applies.is_ok() && *applies;
+}
+
+}  // namespace
+
+bool cpu_conv_pair_planned(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
+  return ask_planned(first, second, descs, PairQuery::kQualifies);
+}
+
+bool cpu_conv_pair_in_place(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
+  return ask_planned(first, second, descs, PairQuery::kInPlace);
 }
 
 }  // namespace edgefuse

@@ -214,7 +214,8 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
                                                        kColumns);
       }
       // The activation on whole vectors of `partial` (its columns past `width` are computed and
-      // dropped), the residual on the valid part only.
+      // dropped), the residual on the valid part only, before the row is stored: the residual may
+      // be Y's own bytes (a Conv pair run in place, conv_pair.h).
       const bool residual_first = residual != nullptr && !epilogue.activation.residual_after_activation;
       for (int64_t r = 0; r < rows; ++r) {
         float* tile_row = partial + r * kColumns;
@@ -223,8 +224,8 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
         for (int v = 0; v < (narrow ? narrow_vectors : kVectors); ++v) {
           simd::store(tile_row + v * kLanes, simd::activate<K>(simd::load(tile_row + v * kLanes), epilogue.activation));
         }
+        if (residual_row != nullptr && !residual_first) add_row(tile_row, residual_row, width);
         std::copy_n(tile_row, width, out + r * ldy);
-        if (residual_row != nullptr && !residual_first) add_row(out + r * ldy, residual_row, width);
       }
     }
   }

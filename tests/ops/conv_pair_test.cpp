@@ -107,6 +107,92 @@ TEST_CASE("a depthwise Conv and its 1x1 Conv as one kernel equal the two run one
   }
 }
 
+TEST_CASE("a depthwise Conv and its 1x1 Conv run in place equal the two run one by one") {
+  // The 1x1's output in the depthwise input's bytes, the residual (when there is one) those bytes
+  // too, as the memory plan places a block whose input dies in it.
+  const PairCase cases[] = {
+      {1, 24, 75, 123, 3, 1, 24, "", "relu", 0},        // BlazeFace block: residual, then ReLU
+      {2, 16, 100, 110, 3, 1, 16, "silu", "silu", 1},   // residual after the activation, batch 2
+      {1, 12, 131, 127, 5, 1, 12, "relu", "", 0},       // 5x5: two edge rows on each side of a band
+      {1, 64, 3, 1100, 3, 1, 64, "", "sigmoid", 0},     // bands of one row: every row an edge row
+      {1, 32, 104, 104, 3, 1, 32, "silu", "silu", -1},  // YOLOX-nano's 104 x 104 block
+  };
+  ThreadPool pool2(2), pool3(3);
+  uint32_t seed = 70;
+  for (const PairCase& c : cases) {
+    INFO("N", c.batch, " C", c.channels, " ", c.height, "x", c.width, " k", c.kernel, " residual ", c.residual);
+    std::mt19937 rng(seed++);
+    const Tensor x = random_tensor(DType::kF32, {c.batch, c.channels, c.height, c.width}, rng);
+    const Tensor dw_w = random_tensor(DType::kF32, {c.channels, 1, c.kernel, c.kernel}, rng);
+    const Tensor dw_b = random_tensor(DType::kF32, {c.channels}, rng);
+    const Tensor pw_w = random_tensor(DType::kF32, {c.out_channels, c.channels, 1, 1}, rng);
+    const Tensor pw_b = random_tensor(DType::kF32, {c.out_channels}, rng);
+    const Node depthwise = conv(3, c.kernel, c.stride, c.channels, c.depthwise_activation);
+    Node pointwise = conv(c.residual >= 0 ? 4 : 3, 1, 1, 1, c.pointwise_activation);
+    if (c.residual >= 0) pointwise.attrs.set("fused_residual_after_activation", int64_t{c.residual});
+    const std::vector<const Tensor*> dw_inputs = {&x, &dw_w, &dw_b};
+    auto between = run_op(depthwise, dw_inputs, true);
+    REQUIRE_MESSAGE(between.is_ok(), between.status().to_string());
+    std::vector<const Tensor*> pw_inputs = {&between->at(0), &pw_w, &pw_b};
+    if (c.residual >= 0) pw_inputs.push_back(&x);
+    auto expected = run_op(pointwise, pw_inputs, true);
+    REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+      CAPTURE((pool != nullptr ? pool->size() : 1));
+      Tensor block = x.clone();  // the input, then the output
+      const std::vector<const Tensor*> block_inputs = {&block, &dw_w, &dw_b};
+      std::vector<const Tensor*> block_pw_inputs = {nullptr, &pw_w, &pw_b};
+      if (c.residual >= 0) block_pw_inputs.push_back(&block);
+      Tensor unused = poisoned(between->at(0).shape());
+      Result<bool> ran = run_pair(depthwise, block_inputs, unused, pointwise, block_pw_inputs, block, pool);
+      REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
+      REQUIRE(*ran);
+      const ErrorStats error = compare_tensors(block, expected->at(0));
+      CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+      CHECK(std::isnan(unused.data<float>()[0]));
+    }
+
+    // What the planner asks: only a stride-1 block whose output has the input's shape.
+    std::vector<TensorDesc> descs = {x.desc(),    dw_w.desc(), dw_b.desc(), between->at(0).desc(),
+                                     pw_w.desc(), pw_b.desc(), x.desc()};
+    Node first = depthwise, second = pointwise;
+    first.inputs = {0, 1, 2};
+    first.outputs = {3};
+    second.inputs = {3, 4, 5};
+    if (c.residual >= 0) second.inputs.push_back(0);
+    second.outputs = {6};
+    CHECK(cpu_conv_pair_in_place(first, second, descs));
+  }
+}
+
+TEST_CASE("a strided or widening depthwise -> 1x1 pair does not run in place") {
+  const auto descs_for = [](int64_t stride, int64_t out_channels) {
+    const int64_t size = 128 / stride;
+    return std::vector<TensorDesc>{{DType::kF32, {1, 32, 128, 128}},
+                                   {DType::kF32, {32, 1, 3, 3}},
+                                   {DType::kF32, {32}},
+                                   {DType::kF32, {1, 32, size, size}},
+                                   {DType::kF32, {out_channels, 32, 1, 1}},
+                                   {DType::kF32, {out_channels}},
+                                   {DType::kF32, {1, out_channels, size, size}}};
+  };
+  const auto in_place = [&](int64_t stride, int64_t out_channels) {
+    Node first = conv(3, 3, stride, 32, "");
+    Node second = conv(3, 1, 1, 1, "relu");
+    first.inputs = {0, 1, 2};
+    first.outputs = {3};
+    second.inputs = {3, 4, 5};
+    second.outputs = {6};
+    const std::vector<TensorDesc> descs = descs_for(stride, out_channels);
+    CHECK(cpu_conv_pair_planned(first, second, descs));  // a pair either way
+    return cpu_conv_pair_in_place(first, second, descs);
+  };
+  CHECK(in_place(1, 32));
+  CHECK_FALSE(in_place(2, 32));
+  CHECK_FALSE(in_place(1, 48));
+}
+
 struct DenseCase {
   int64_t batch, channels, height, width, kernel, stride, out_channels;
   int64_t depthwise_kernel, depthwise_stride, depthwise_dilation;

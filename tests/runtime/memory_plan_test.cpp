@@ -83,6 +83,54 @@ TEST_CASE("a kernel pair stores nothing between its nodes and keeps the first on
   CHECK(plan->last_node[id("b")] == 3);
 }
 
+TEST_CASE("a kernel pair that can run in place writes its output over its dying input, chains of them too") {
+  // x -> a -> b -> c -> d -> e -> y (Relus, nodes 0 .. 5), pairs (1, 2) and (3, 4): a -> [b] -> c
+  // and c -> [d] -> e, where a and c die.
+  auto graph = std::make_shared<Graph>();
+  const TensorDesc desc{DType::kF32, {1, 4, 4, 8}};
+  ValueId previous = graph->add_value("x", desc);
+  graph->inputs().push_back(previous);
+  for (const char* name : {"a", "b", "c", "d", "e", "y"}) {
+    const ValueId next = graph->add_value(name, desc);
+    graph->add_node(Node{.op = OpKind::kRelu, .name = name, .inputs = {previous}, .outputs = {next}});
+    previous = next;
+  }
+  graph->outputs().push_back(previous);
+  const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
+  PlanOptions options{.in_place = false};
+  options.kernel_pair = [](const Node& first, const Node&, std::span<const TensorDesc>) {
+    return first.name == "b" || first.name == "d";
+  };
+  options.kernel_pair_in_place = [](const Node&, const Node&, std::span<const TensorDesc>) { return true; };
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&desc, 1), options);
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  CHECK(plan->kernel_pairs == 2);
+  CHECK(plan->in_place_of[id("c")] == static_cast<ValueId>(id("a")));
+  CHECK(plan->in_place_of[id("e")] == static_cast<ValueId>(id("c")));
+  CHECK(plan->offset[id("c")] == plan->offset[id("a")]);
+  CHECK(plan->offset[id("e")] == plan->offset[id("a")]);
+  CHECK(plan->arena_bytes == aligned(kBuffer));  // a, c and e share one buffer; b and d are not stored
+
+  // Without the backend's say-so, or with a read after the pair, the output takes other bytes.
+  options.kernel_pair_in_place = nullptr;
+  plan = plan_memory(*graph, std::span(&desc, 1), options);
+  REQUIRE(plan.is_ok());
+  CHECK(plan->in_place_of[id("c")] == kNoValue);
+  CHECK(plan->offset[id("c")] != plan->offset[id("a")]);
+  options.kernel_pair_in_place = [](const Node&, const Node&, std::span<const TensorDesc>) { return true; };
+  const ValueId late = graph->add_value("late", desc);
+  graph->add_node(
+      Node{.op = OpKind::kAdd, .name = "late", .inputs = {previous, *graph->find_value("a")}, .outputs = {late}});
+  graph->outputs() = {late};
+  plan = plan_memory(*graph, std::span(&desc, 1), options);
+  REQUIRE(plan.is_ok());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  CHECK(plan->in_place_of[id("c")] == kNoValue);  // a is read at the end
+  CHECK(plan->offset[id("c")] != plan->offset[id("a")]);
+  CHECK(plan->in_place_of[id("e")] == static_cast<ValueId>(id("c")));
+}
+
 TEST_CASE("no kernel pair where the value between is read twice, is a graph output or is taken in place") {
   const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
   PlanOptions options{.in_place = false};
