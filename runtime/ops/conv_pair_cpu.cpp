@@ -1,11 +1,14 @@
 // Two Convs run as one CPU kernel (conv_pair.h), in bands of output rows, so that the tensor
 // between them lives only as a band buffer in the running thread's cache:
-//   depthwise -> 1x1: the depthwise rows of every channel, then the 1x1 GEMM reading them;
+//   depthwise -> 1x1: the depthwise rows of every channel, then the 1x1 GEMM reading them; when
+//     the memory plan put the output over the input (cpu_conv_pair_in_place), the rows each band
+//     reads from its neighbours' input rows come first (run_in_place);
 //   dense -> depthwise: the dense Conv's rows (phase planes, GEMM, compaction as in conv_cpu.cpp)
 //     into a buffer, then the depthwise rows reading it as a small image of its own. Consecutive
 //     bands of a thread overlap by the depthwise window's extra rows, which move to the top of
 //     the buffer instead of being computed again.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -51,7 +54,7 @@ enum class PairQuery { kRun, kQualifies, kInPlace };
 // dilation, a window that covers the row itself).
 bool in_place_capable(const Conv2d& d, const Conv2d& p) {
   return d.sh == 1 && d.sw == 1 && d.dh == 1 && d.ph >= 0 && d.ph < d.kh && d.oh == d.ih && d.ow == d.iw &&
-         p.out_channels == d.channels && p.residual_channels <= p.out_channels;
+         p.out_channels == d.channels;
 }
 
 // The pair with p.y == d.x, in `bands` bands of `band` output rows per image. A band's depthwise
@@ -147,12 +150,14 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   band = std::min(band, std::max<int64_t>(1, (d.oh * d.batch + 2 * threads - 1) / (2 * threads)));
   const int64_t bands = (d.oh + band - 1) / band;
   band = (d.oh + bands - 1) / bands;  // as even as the count allows
-  const int64_t input_floats = d.batch * d.channels * d.input_plane;
   if (p.y == d.x) {
     if (!in_place_capable(d, p)) return Status(StatusCode::kInternal, "a depthwise -> 1x1 pair cannot run in place");
     return run_in_place(d, p, band, bands, depthwise.pool);
   }
-  if (p.y < d.x + input_floats && d.x < p.y + p.batch * p.out_channels * p.output_plane) {
+  const auto address = [](const float* f) { return reinterpret_cast<std::uintptr_t>(f); };
+  const auto input_end = address(d.x + d.batch * d.channels * d.input_plane);
+  const auto output_end = address(p.y + p.batch * p.out_channels * p.output_plane);
+  if (address(p.y) < input_end && address(d.x) < output_end) {
     return Status(StatusCode::kInternal, "a depthwise -> 1x1 pair's output overlaps its input without being it");
   }
   parallel_for(

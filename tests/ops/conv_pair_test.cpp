@@ -1,9 +1,10 @@
 // Two Convs run as one kernel (runtime/ops/conv_pair.h) against the reference kernels run one
 // after the other, for both kinds of pair: depthwise -> 1x1 and dense -> depthwise. Strides,
 // kernel sizes, dilations, paddings, epilogues on both, a residual on the 1x1 (the block's input,
-// as BlazeFace adds it), batches, bands that do not divide the height, and 1 to 3 threads; pairs
-// that do not qualify run nothing. The kernel takes only pairs whose tensors exceed L2 (2 MiB
-// together), so the shapes are that large.
+// as BlazeFace adds it), batches, bands that do not divide the height, and 1 to 3 threads; the
+// depthwise -> 1x1 pair also with its output over its input (as the memory plan places a block
+// whose input dies in it); pairs that do not qualify run nothing. The kernel takes only pairs
+// whose tensors exceed L2 (2 MiB together), so the shapes are that large.
 #include "runtime/ops/conv_pair.h"
 
 #include <doctest/doctest.h>
