@@ -57,67 +57,102 @@ bool in_place_capable(const Conv2d& d, const Conv2d& p) {
          p.out_channels == d.channels;
 }
 
-// The pair with p.y == d.x, in `bands` bands of `band` output rows per image. A band's depthwise
-// rows read the input rows of its own band, except its first d.ph and last kh - 1 - d.ph output
-// rows (its edge rows), which also read a neighbour band's. The edge rows of every band are
-// computed first, from the untouched input, into a side buffer (kh - 1 rows per band: a few KB);
-// then each band computes its other depthwise rows, takes its edge rows, and writes its output
-// rows over its input rows, which no other band reads any more (a residual that is the input is
-// read element by element before that element is written).
-Result<bool> run_in_place(const Conv2d& d, const Conv2d& p, int64_t band, int64_t bands, ThreadPool* pool) {
+// The pair with p.y == d.x. Each image's output rows are split evenly into runs, one per thread
+// (each boundary between runs costs edge rows computed alone: two runs per thread measured
+// slower on BlazeFace-256), and each run into bands of about `band` rows (at least d.ph), which
+// one task runs in order, one band behind: band b's depthwise rows, then band b - 1's 1x1 rows
+// over band b - 1's input rows, which band b has read by then and later bands never read. A
+// residual that is the input is read element by element before that element is written. Only the
+// rows at the ends of a run read input rows of another run, which another thread may have
+// overwritten: those edge rows (d.ph at the top, kh - 1 - d.ph at the bottom, none at the image's
+// edges) are computed first, from the untouched input, into a side buffer. On one thread there is
+// one run and no edge row.
+Result<bool> run_in_place(const Conv2d& d, const Conv2d& p, int64_t band, ThreadPool* pool) {
   const CpuKernelTable& kernels = cpu_kernel_table();
-  const int64_t edge_rows = d.kh - 1, tasks = d.batch * bands;
-  // Output rows [o0, top) and [bottom, o1) of a band are its edge rows (none at the image's edges).
-  struct Rows {
-    int64_t o0, o1, top, bottom;
+  band = std::max<int64_t>({band, d.ph, 1});
+  const int64_t threads = pool != nullptr ? pool->size() : 1;
+  const int64_t runs =
+      threads <= 1 ? 1 : std::clamp<int64_t>((threads + d.batch - 1) / d.batch, 1, std::max<int64_t>(1, d.oh / band));
+  const int64_t tasks = d.batch * runs, edge_rows = d.kh - 1;
+  // A run's output rows [begin, end) in `bands` bands; [begin, top) and [bottom, end) are its edge rows.
+  struct RunRows {
+    int64_t begin, end, bands, top, bottom;
+    int64_t band_begin(int64_t b) const { return begin + b * (end - begin) / bands; }
   };
-  const auto rows_of = [&](int64_t task) {
-    const int64_t o0 = task % bands * band, o1 = std::min(d.oh, o0 + band);
-    const int64_t top = o0 > 0 ? std::min(o1, o0 + d.ph) : o0;
-    const int64_t bottom = o1 < d.oh ? std::max(top, o1 - (edge_rows - d.ph)) : o1;
-    return Rows{o0, o1, top, bottom};
+  const auto rows_of = [&](int64_t run) {
+    const int64_t begin = run * d.oh / runs, end = (run + 1) * d.oh / runs;
+    const int64_t top = begin > 0 ? std::min(end, begin + d.ph) : begin;
+    const int64_t bottom = end < d.oh ? std::max(top, end - (edge_rows - d.ph)) : end;
+    return RunRows{begin, end, std::max<int64_t>(1, (end - begin) / band), top, bottom};
   };
+  int64_t max_band = 0;  // rows of the longest band
+  for (int64_t run = 0; run < runs; ++run) {
+    const RunRows r = rows_of(run);
+    for (int64_t b = 0; b < r.bands; ++b) max_band = std::max(max_band, r.band_begin(b + 1) - r.band_begin(b));
+  }
   const int64_t edge_plane = edge_rows * d.ow;  // per channel of a task's edge rows
-  std::vector<float> edges(static_cast<size_t>(tasks * d.channels * edge_plane));
-  parallel_for(pool, tasks, 1, [&](int64_t begin, int64_t end) {
+  // The calling thread's, kept between runs: a fresh one per pair costs page faults and zeroing.
+  // (The workers see it through `edges`: a thread_local named in the lambdas would be theirs.)
+  thread_local std::vector<float> edge_buffer;
+  if (runs > 1 && edge_buffer.size() < static_cast<size_t>(tasks * d.channels * edge_plane)) {
+    edge_buffer.resize(static_cast<size_t>(tasks * d.channels * edge_plane));
+  }
+  float* const edges = edge_buffer.data();
+  if (runs > 1) {
+    // A few rows per run boundary: in the calling thread, cheaper than waking the pool for them.
     thread_local std::vector<float> scratch;
     if (scratch.size() < static_cast<size_t>(d.depthwise_scratch_floats))
       scratch.resize(static_cast<size_t>(d.depthwise_scratch_floats));
-    for (int64_t task = begin; task < end; ++task) {
-      const Rows r = rows_of(task);
-      float* out = edges.data() + task * d.channels * edge_plane;
-      const int64_t n = task / bands;
-      if (r.top > r.o0) kernels.conv_depthwise_band(d, n, r.o0, r.top, out, edge_plane, scratch.data());
-      if (r.o1 > r.bottom) {
-        kernels.conv_depthwise_band(d, n, r.bottom, r.o1, out + (r.top - r.o0) * d.ow, edge_plane, scratch.data());
+    for (int64_t task = 0; task < tasks; ++task) {
+      const RunRows r = rows_of(task % runs);
+      const int64_t n = task / runs;
+      float* out = edges + task * d.channels * edge_plane;
+      if (r.top > r.begin) kernels.conv_depthwise_band(d, n, r.begin, r.top, out, edge_plane, scratch.data());
+      if (r.end > r.bottom) {
+        kernels.conv_depthwise_band(d, n, r.bottom, r.end, out + (r.top - r.begin) * d.ow, edge_plane, scratch.data());
       }
     }
-  });
+  }
   parallel_for(
       pool, tasks, 1,
       [&](int64_t begin, int64_t end) {
-        thread_local std::vector<float> scratch, rows, panel;
+        thread_local std::vector<float> scratch, rows[2], panel;
         if (scratch.size() < static_cast<size_t>(d.depthwise_scratch_floats))
           scratch.resize(static_cast<size_t>(d.depthwise_scratch_floats));
-        rows.resize(static_cast<size_t>(d.channels * band * d.ow));
+        for (std::vector<float>& buffer : rows) buffer.resize(static_cast<size_t>(d.channels * max_band * d.ow));
         panel.resize(static_cast<size_t>(p.kernel_columns * kGemmPanelColumns));
         for (int64_t task = begin; task < end; ++task) {
-          const Rows r = rows_of(task);
-          const int64_t n = task / bands, plane = (r.o1 - r.o0) * d.ow;
-          if (r.bottom > r.top) {
-            kernels.conv_depthwise_band(d, n, r.top, r.bottom, rows.data() + (r.top - r.o0) * d.ow, plane,
-                                        scratch.data());
+          const RunRows r = rows_of(task % runs);
+          const int64_t n = task / runs;
+          const float* edge = runs > 1 ? edges + task * d.channels * edge_plane : nullptr;  // none on one run
+          // Band [o0, o1)'s depthwise rows into `out` (channel planes of (o1 - o0) * ow floats).
+          const auto depthwise_rows = [&](int64_t o0, int64_t o1, float* out) {
+            const int64_t plane = (o1 - o0) * d.ow;
+            const int64_t inner0 = std::max(o0, r.top), inner1 = std::min(o1, r.bottom);
+            if (inner1 > inner0) {
+              kernels.conv_depthwise_band(d, n, inner0, inner1, out + (inner0 - o0) * d.ow, plane, scratch.data());
+            }
+            // Edge rows [e0, e1) of the run, in this band, from the side buffer's row edge_row on.
+            const auto take = [&](int64_t e0, int64_t e1, int64_t edge_row) {
+              if (e1 <= e0) return;
+              for (int64_t ch = 0; ch < d.channels; ++ch) {
+                std::copy_n(edge + ch * edge_plane + edge_row * d.ow, static_cast<size_t>((e1 - e0) * d.ow),
+                            out + ch * plane + (e0 - o0) * d.ow);
+              }
+            };
+            take(std::max(o0, r.begin), std::min(o1, r.top), std::max(o0, r.begin) - r.begin);
+            take(std::max(o0, r.bottom), std::min(o1, r.end), (r.top - r.begin) + std::max(o0, r.bottom) - r.bottom);
+          };
+          // Band b's depthwise rows into rows[b % 2], then band b - 1's 1x1 rows from the other.
+          const auto pointwise_rows = [&](int64_t b) {
+            const int64_t o0 = r.band_begin(b), o1 = r.band_begin(b + 1);
+            kernels.conv_pointwise_from(p, n, rows[b % 2].data(), (o1 - o0) * d.ow, o0 * d.ow, o1 * d.ow, panel.data());
+          };
+          for (int64_t b = 0; b < r.bands; ++b) {
+            depthwise_rows(r.band_begin(b), r.band_begin(b + 1), rows[b % 2].data());
+            if (b > 0) pointwise_rows(b - 1);
           }
-          const float* edge = edges.data() + task * d.channels * edge_plane;
-          const auto top_floats = static_cast<size_t>((r.top - r.o0) * d.ow);
-          const auto bottom_floats = static_cast<size_t>((r.o1 - r.bottom) * d.ow);
-          for (int64_t ch = 0; ch < d.channels; ++ch) {
-            float* channel = rows.data() + ch * plane;
-            const float* from = edge + ch * edge_plane;
-            std::copy_n(from, top_floats, channel);
-            std::copy_n(from + top_floats, bottom_floats, channel + (r.bottom - r.o0) * d.ow);
-          }
-          kernels.conv_pointwise_from(p, n, rows.data(), plane, r.o0 * d.ow, r.o1 * d.ow, panel.data());
+          pointwise_rows(r.bands - 1);
         }
       },
       kContiguousBands);
@@ -152,7 +187,7 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   band = (d.oh + bands - 1) / bands;  // as even as the count allows
   if (p.y == d.x) {
     if (!in_place_capable(d, p)) return Status(StatusCode::kInternal, "a depthwise -> 1x1 pair cannot run in place");
-    return run_in_place(d, p, band, bands, depthwise.pool);
+    return run_in_place(d, p, band, depthwise.pool);
   }
   const auto address = [](const float* f) { return reinterpret_cast<std::uintptr_t>(f); };
   const auto input_end = address(d.x + d.batch * d.channels * d.input_plane);
