@@ -66,6 +66,16 @@ struct NmsStepShape : Operands {
   int64_t capacity = 0;
 };
 
+// The selected row that work item i = (batch element, slot) of a candidate step decodes: false
+// past the element's selection, or for every slot when the selection exceeds the capacity.
+EF_HOST_DEVICE inline bool slot_row(const NmsStepShape& shape, const uint32_t* index, int64_t i, uint32_t& row) {
+  const int64_t b = i / shape.capacity, slot = i % shape.capacity;
+  const int64_t n = selected_rows(index, b, shape.rows);
+  if (n > shape.capacity || slot >= n) return false;
+  row = index[b * (shape.rows + 1) + 1 + slot];
+  return true;
+}
+
 // Intersection over union with the arithmetic of models/detect/nms.cpp's iou(): an empty overlap
 // or box has area 0, an empty union gives 0.
 EF_HOST_DEVICE inline float box_area(float x1, float y1, float x2, float y2) {
@@ -95,12 +105,9 @@ struct GridCandidateStep : NmsStepShape {
 
   EF_HOST_DEVICE int64_t count() const { return batch * capacity; }
   EF_HOST_DEVICE void run(int64_t i) const {
-    const int64_t b = i / capacity, slot = i % capacity;
-    const auto* index = static_cast<const uint32_t*>(in[1]);
-    const int64_t n = selected_rows(index, b, rows);
-    if (n > capacity || slot >= n) return;
-    const uint32_t row = index[b * (rows + 1) + 1 + slot];
-    const int64_t base = (b * rows + row) * channels;
+    uint32_t row = 0;
+    if (!slot_row(*this, static_cast<const uint32_t*>(in[1]), i, row)) return;
+    const int64_t base = (i / capacity * rows + row) * channels;
     // The best class as decode_yolox picks it: the first of equal scores.
     int32_t best_class = 0;
     float best = load(0, base + kGridBoxChannels);
@@ -162,12 +169,9 @@ struct AnchorCandidateStep : NmsStepShape {
 
   EF_HOST_DEVICE int64_t count() const { return batch * capacity; }
   EF_HOST_DEVICE void run(int64_t i) const {
-    const int64_t b = i / capacity, slot = i % capacity;
-    const auto* index = static_cast<const uint32_t*>(in[1]);
-    const int64_t n = selected_rows(index, b, rows);
-    if (n > capacity || slot >= n) return;
-    const uint32_t row = index[b * (rows + 1) + 1 + slot];
-    const int64_t base = (b * rows + row) * channels;
+    uint32_t row = 0;
+    if (!slot_row(*this, static_cast<const uint32_t*>(in[1]), i, row)) return;
+    const int64_t base = (i / capacity * rows + row) * channels;
     const float score = anchor_score(load(0, base));
     int32_t l = 0;
     while (l + 1 < levels && static_cast<int64_t>(row) >= level[l + 1].first_row) ++l;

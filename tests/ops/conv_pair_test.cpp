@@ -37,6 +37,24 @@ Node conv(int inputs, int64_t kernel, int64_t stride, int64_t group, const std::
   return node;
 }
 
+// A depthwise -> 1x1 case's input, weights and nodes, random from `rng`.
+struct PairTensors {
+  Tensor x, dw_w, dw_b, pw_w, pw_b;
+  Node depthwise, pointwise;
+};
+PairTensors make_pair_tensors(const PairCase& c, std::mt19937& rng) {
+  PairTensors t;
+  t.x = random_tensor(DType::kF32, {c.batch, c.channels, c.height, c.width}, rng);
+  t.dw_w = random_tensor(DType::kF32, {c.channels, 1, c.kernel, c.kernel}, rng);
+  t.dw_b = random_tensor(DType::kF32, {c.channels}, rng);
+  t.pw_w = random_tensor(DType::kF32, {c.out_channels, c.channels, 1, 1}, rng);
+  t.pw_b = random_tensor(DType::kF32, {c.out_channels}, rng);
+  t.depthwise = conv(3, c.kernel, c.stride, c.channels, c.depthwise_activation);
+  t.pointwise = conv(c.residual >= 0 ? 4 : 3, 1, 1, 1, c.pointwise_activation);
+  if (c.residual >= 0) t.pointwise.attrs.set("fused_residual_after_activation", int64_t{c.residual});
+  return t;
+}
+
 // Runs the pair with the optimised kernel (into a fresh output); false when it declined. The
 // first node's weights are constant (cached packing) when `first_cached`, else the second's.
 Result<bool> run_pair(const Node& first_node, const std::vector<const Tensor*>& first_inputs, Tensor& between,
@@ -74,14 +92,9 @@ TEST_CASE("a depthwise Conv and its 1x1 Conv as one kernel equal the two run one
     INFO("N", c.batch, " C", c.channels, " ", c.height, "x", c.width, " k", c.kernel, " s", c.stride, " M",
          c.out_channels, " residual ", c.residual);
     std::mt19937 rng(seed++);
-    const Tensor x = random_tensor(DType::kF32, {c.batch, c.channels, c.height, c.width}, rng);
-    const Tensor dw_w = random_tensor(DType::kF32, {c.channels, 1, c.kernel, c.kernel}, rng);
-    const Tensor dw_b = random_tensor(DType::kF32, {c.channels}, rng);
-    const Tensor pw_w = random_tensor(DType::kF32, {c.out_channels, c.channels, 1, 1}, rng);
-    const Tensor pw_b = random_tensor(DType::kF32, {c.out_channels}, rng);
-    const Node depthwise = conv(3, c.kernel, c.stride, c.channels, c.depthwise_activation);
-    Node pointwise = conv(c.residual >= 0 ? 4 : 3, 1, 1, 1, c.pointwise_activation);
-    if (c.residual >= 0) pointwise.attrs.set("fused_residual_after_activation", int64_t{c.residual});
+    const PairTensors t = make_pair_tensors(c, rng);
+    const Tensor &x = t.x, &dw_w = t.dw_w, &dw_b = t.dw_b, &pw_w = t.pw_w, &pw_b = t.pw_b;
+    const Node &depthwise = t.depthwise, &pointwise = t.pointwise;
 
     const std::vector<const Tensor*> dw_inputs = {&x, &dw_w, &dw_b};
     auto between = run_op(depthwise, dw_inputs, true);
@@ -123,14 +136,9 @@ TEST_CASE("a depthwise Conv and its 1x1 Conv run in place equal the two run one 
   for (const PairCase& c : cases) {
     INFO("N", c.batch, " C", c.channels, " ", c.height, "x", c.width, " k", c.kernel, " residual ", c.residual);
     std::mt19937 rng(seed++);
-    const Tensor x = random_tensor(DType::kF32, {c.batch, c.channels, c.height, c.width}, rng);
-    const Tensor dw_w = random_tensor(DType::kF32, {c.channels, 1, c.kernel, c.kernel}, rng);
-    const Tensor dw_b = random_tensor(DType::kF32, {c.channels}, rng);
-    const Tensor pw_w = random_tensor(DType::kF32, {c.out_channels, c.channels, 1, 1}, rng);
-    const Tensor pw_b = random_tensor(DType::kF32, {c.out_channels}, rng);
-    const Node depthwise = conv(3, c.kernel, c.stride, c.channels, c.depthwise_activation);
-    Node pointwise = conv(c.residual >= 0 ? 4 : 3, 1, 1, 1, c.pointwise_activation);
-    if (c.residual >= 0) pointwise.attrs.set("fused_residual_after_activation", int64_t{c.residual});
+    const PairTensors t = make_pair_tensors(c, rng);
+    const Tensor &x = t.x, &dw_w = t.dw_w, &dw_b = t.dw_b, &pw_w = t.pw_w, &pw_b = t.pw_b;
+    const Node &depthwise = t.depthwise, &pointwise = t.pointwise;
     const std::vector<const Tensor*> dw_inputs = {&x, &dw_w, &dw_b};
     auto between = run_op(depthwise, dw_inputs, true);
     REQUIRE_MESSAGE(between.is_ok(), between.status().to_string());
