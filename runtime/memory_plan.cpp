@@ -294,6 +294,7 @@ void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPla
           plan.descs[x] == plan.descs[y] && options.kernel_pair_in_place(first, second, plan.descs)) {
         plan.in_place_of[y] = input;
         is_in_place_source[x] = true;
+        ++plan.kernel_pairs_in_place;
       }
     }
     n = m;  // the second node runs inside this pair, not as the first of another

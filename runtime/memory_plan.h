@@ -101,6 +101,7 @@ struct MemoryPlan {
   int concats_aliased = 0;            // Concat nodes skipped because their inputs are written in place
   int views = 0;                      // Reshape-like nodes skipped because their output is a view
   int kernel_pairs = 0;               // pairs of nodes run as one kernel
+  int kernel_pairs_in_place = 0;      // of those, pairs whose output takes their input's bytes
 
   bool in_arena(ValueId v) const { return offset[static_cast<size_t>(v)] >= 0; }
 };

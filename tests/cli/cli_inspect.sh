@@ -42,6 +42,8 @@ unplanned="$(json_int unplanned_bytes)"
 # kernel (runtime/ops/conv_pair.h): the stem with its stride-2 depthwise Conv, and the 104 x 104
 # stride-2 depthwise Conv with its 1x1 Conv, the pairs whose tensors exceed L2.
 [[ "$(json_int kernel_pairs)" -eq 2 ]] || fail "kernel_pairs $(json_int kernel_pairs), expected 2"
+# Neither runs in place: the stem changes the shape, the other has stride 2.
+[[ "$(json_int kernel_pairs_in_place)" -eq 0 ]] || fail "kernel_pairs_in_place $(json_int kernel_pairs_in_place), expected 0"
 [[ "$kernels_fused" -eq $((nodes_after - 17 - 2)) ]] || fail "kernels_fused $kernels_fused, expected 119"
 # Per-op counts after fusion add up to nodes_after.
 ops_after_sum="$(grep -oE '"ops_after":\{[^}]*\}' "$WORK_DIR/out" | grep -oE ':[0-9]+' | tr -d : | awk '{ sum += $1 } END { print sum }')"
@@ -83,6 +85,19 @@ for class in 'Conv 1x1 +81' 'Conv dw 3x3 +24' 'Conv dw 3x3/2 +4' 'Conv 6x6/2 \+ 
     fail "no '$class' profile line: $(cat "$WORK_DIR/out")"
 done
 grep -qE '^  Concat +16 nodes +[0-9]+\.[0-9]{3} ms$' "$WORK_DIR/out" || fail "no Concat profile line: $(cat "$WORK_DIR/out")"
+
+# BlazeFace-256: 8 depthwise -> 1x1 pairs, the 7 stride-1 blocks of its 128 x 128 stage in place
+# (their outputs share one buffer, conv_pair.h), which keeps the arena within 1/25 of one buffer
+# per tensor; the eighth has stride 2.
+blazeface="$assets/models/blazeface_back_256.onnx"
+if [[ -f "$blazeface" ]]; then
+  run_ok "$EDGEFUSE" inspect --model "$blazeface" --json
+  [[ "$(json_int kernel_pairs)" -eq 8 ]] || fail "BlazeFace-256 kernel_pairs $(json_int kernel_pairs), expected 8"
+  [[ "$(json_int kernel_pairs_in_place)" -eq 7 ]] || fail "BlazeFace-256 kernel_pairs_in_place, expected 7"
+  [[ $(($(json_int arena_bytes) * 25)) -le "$(json_int unplanned_bytes)" ]] || fail "BlazeFace-256 arena above 1/25"
+  run_ok "$EDGEFUSE" inspect --model "$blazeface"
+  expect_output "of them in place               7"
+fi
 
 run_fails "model file '$WORK_DIR/none.onnx' not found" "$EDGEFUSE" inspect --model "$WORK_DIR/none.onnx"
 run_fails "missing required option --model" "$EDGEFUSE" inspect --json
