@@ -66,7 +66,7 @@ std::optional<gpu::RowFilter> blazeface_row_filter(int input_size, float score_t
   filter.output = 0;
   filter.column = 0;
   filter.threshold = static_cast<float>(logit);
-  filter.nms = std::move(nms);
+  filter.anchor_nms = std::move(nms);
   // Rows not brought back read as a logit whose score no threshold here passes.
   filter.fill = std::numeric_limits<float>::lowest();
   return filter;

@@ -222,11 +222,9 @@ class Lowerer {
     gather.output = layout.compact;
     out_.steps.push_back(std::move(reset));
     out_.steps.push_back(std::move(select));
-    if (const auto* grid = std::get_if<RowFilter::GridNms>(&filter.nms)) {
-      EF_RETURN_IF_ERROR(add_grid_nms(*grid, output, layout));
-    } else if (const auto* anchors = std::get_if<RowFilter::AnchorNms>(&filter.nms)) {
-      EF_RETURN_IF_ERROR(add_anchor_nms(*anchors, output, layout));
-    }
+    if (filter.nms && filter.anchor_nms) return invalid_argument("row filter: grid NMS and anchor NMS both set");
+    if (filter.nms) EF_RETURN_IF_ERROR(add_grid_nms(*filter.nms, output, layout));
+    if (filter.anchor_nms) EF_RETURN_IF_ERROR(add_anchor_nms(*filter.anchor_nms, output, layout));
     out_.steps.push_back(std::move(gather));
     out_.row_filter = layout;
     return Status::ok();

@@ -72,7 +72,10 @@ struct RowFilter {
     float iou_threshold = 0.3f;
     int max_detections = 0;  // <= 0: all
   };
-  std::variant<std::monostate, GridNms, AnchorNms> nms;
+  // At most one of the two. (Two optionals rather than a variant: GCC 12 at -O1 with sanitizers
+  // warns of uninitialised GridNms fields when such a variant is moved.)
+  std::optional<GridNms> nms;
+  std::optional<AnchorNms> anchor_nms;
   float fill = 0;  // column `column` of the rows not brought back
 };
 

@@ -189,7 +189,7 @@ TEST_CASE("NMS on the GPU over BlazeFace rows brings back only the kept faces' r
     Result<std::unique_ptr<CudaExecutor>> gpu =
         CudaExecutor::create(pass_through_graph(rows.shape()),
                              CudaExecutorOptions{.use_cuda_graph = cuda_graph,
-                                                 .row_filter = gpu::RowFilter{0, 0, -0.01f, anchors, left_behind}});
+                                                 .row_filter = gpu::RowFilter{0, 0, -0.01f, {}, anchors, left_behind}});
     REQUIRE_MESSAGE(gpu.is_ok(), gpu.status().to_string());
     for (int frame = 0; frame < 2; ++frame) {
       const std::vector<Tensor> back = run_on_gpu(**gpu, inputs);

@@ -85,7 +85,7 @@ gpu::RowFilter anchor_filter(int input_size, const NmsSettings& nms) {
   gpu::RowFilter::AnchorNms anchors{
       input_size, {{16, 2}, {8, 6}}, nms.score_threshold, nms.iou_threshold, nms.max_detections};
   const double p = nms.score_threshold;
-  return gpu::RowFilter{0, 0, static_cast<float>(std::log(p) - std::log1p(-p) - 0.01), anchors, kLeftBehind};
+  return gpu::RowFilter{0, 0, static_cast<float>(std::log(p) - std::log1p(-p) - 0.01), {}, anchors, kLeftBehind};
 }
 
 struct AnchorCase {
@@ -150,11 +150,11 @@ TEST_CASE("NMS on the device refuses rows that are not laid out as BlazeFace anc
   wrong_column.column = 1;
   CHECK(lower(wrong_column).message().find("score logit in column 0") != std::string::npos);
   gpu::RowFilter one_grid = good;
-  std::get<gpu::RowFilter::AnchorNms>(one_grid.nms).grids.pop_back();
+  one_grid.anchor_nms.value().grids.pop_back();
   CHECK(lower(one_grid).message().find("the anchor grids have 512 anchors, the output has 896 rows") !=
         std::string::npos);
   gpu::RowFilter empty_grid = good;
-  std::get<gpu::RowFilter::AnchorNms>(empty_grid.nms).grids[1].anchors_per_cell = 0;
+  empty_grid.anchor_nms.value().grids[1].anchors_per_cell = 0;
   CHECK(lower(empty_grid).message().find("8 cells with 0 anchors") != std::string::npos);
 }
 

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <limits>
 #include <random>
-#include <variant>
 
 #include "models/detect/blazeface_decode.h"
 #include "models/detector/family.h"
@@ -90,8 +89,9 @@ TEST_CASE("the BlazeFace row filter keeps every row the CPU scores at or above t
     REQUIRE(filter.has_value());
     CHECK(filter->output == 0);
     CHECK(filter->column == 0);
-    REQUIRE(std::holds_alternative<gpu::RowFilter::AnchorNms>(filter->nms));
-    const auto& nms = std::get<gpu::RowFilter::AnchorNms>(filter->nms);
+    CHECK_FALSE(filter->nms.has_value());
+    REQUIRE(filter->anchor_nms.has_value());
+    const gpu::RowFilter::AnchorNms& nms = *filter->anchor_nms;
     CHECK(nms.score_threshold == threshold);
     CHECK(nms.max_detections == 100);
     REQUIRE(nms.grids.size() == 2);
