@@ -193,6 +193,7 @@ class Lowerer {
       return invalid_argument("row filter: output ", filter.output, " is ", desc.to_string(),
                               ", expected f32 [..., rows, channels]");
     }
+    if (filter.nms && filter.anchor_nms) return invalid_argument("row filter: grid NMS and anchor NMS both set");
     if (!(filter.threshold > filter.fill)) {
       return invalid_argument("row filter: threshold ", filter.threshold, " is not above the fill ", filter.fill);
     }
@@ -222,7 +223,6 @@ class Lowerer {
     gather.output = layout.compact;
     out_.steps.push_back(std::move(reset));
     out_.steps.push_back(std::move(select));
-    if (filter.nms && filter.anchor_nms) return invalid_argument("row filter: grid NMS and anchor NMS both set");
     if (filter.nms) EF_RETURN_IF_ERROR(add_grid_nms(*filter.nms, output, layout));
     if (filter.anchor_nms) EF_RETURN_IF_ERROR(add_anchor_nms(*filter.anchor_nms, output, layout));
     out_.steps.push_back(std::move(gather));
@@ -268,8 +268,7 @@ class Lowerer {
   Status add_anchor_nms(const RowFilter::AnchorNms& nms, const BufferRef& output, const RowFilterLayout& layout) {
     if (layout.filter.column != 0 || layout.channels < kAnchorBoxColumn + 4) {
       return invalid_argument(
-          "row filter NMS: needs anchor rows (the score logit in column 0, then the box), got "
-          "column ",
+          "row filter NMS: needs anchor rows (the score logit in column 0, then the box), got column ",
           layout.filter.column, " of ", layout.channels, " channels");
     }
     if (nms.grids.empty() || nms.grids.size() > static_cast<size_t>(kMaxGridLevels)) {
