@@ -8,7 +8,12 @@
 #   scripts/gpu-check.sh run      on the GPU machine, from the repository root with build-gpu-bundle
 #                                 carried: runs the cuda tests and the GPU benchmark and writes
 #                                 nvidia-smi.txt, test_cuda.log, bench_cuda.md and summary.md under
-#                                 $OUT (default ./gpu-check-out). Exits non-zero if a test failed.
+#                                 $OUT (default ./gpu-check-out); then, where the tools are there,
+#                                 ncu_kernels.csv (every kernel's duration over the first runs of
+#                                 the benchmark, from Nsight Compute), ncu_detail.txt (throughput
+#                                 and occupancy of a few kernels) and memcheck.log (test_cuda under
+#                                 compute-sanitizer), each under a time limit so that the figures
+#                                 above come back whatever they do. Exits non-zero if a test failed.
 #
 # EDGEFUSE_BUILD_DIR (default build) is the build tree `bundle` uses; EDGEFUSE_ASSETS_DIR (default
 # ../shared) is where it finds the models.
@@ -56,6 +61,24 @@ run_checks() {
     grep -v '^{' "$out/bench_cuda.md" || true
   } >"$out/summary.md"
   cat "$out/summary.md"
+  # Per-kernel durations: one metric is one replay pass per kernel. --clock-control none leaves the
+  # clocks as the benchmark saw them, --cache-control none the L2 as the previous kernel left it
+  # (as in a replayed frame, whose activations stay in L2).
+  if command -v ncu >/dev/null; then
+    timeout "${GPU_CHECK_NCU_S:-90}" ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+      --launch-count "${GPU_CHECK_NCU_LAUNCHES:-600}" "$bundle/bin/bench_cuda" --runs 2 --warmup 1 \
+      >"$out/ncu_kernels.csv" 2>&1 || echo "ncu exit $?" >>"$out/summary.md"
+    # Throughput, occupancy and launch figures of a few kernels matching GPU_CHECK_NCU_DETAIL.
+    timeout "${GPU_CHECK_NCU_S:-90}" ncu --clock-control none --cache-control none --section SpeedOfLight \
+      --section Occupancy --section LaunchStats -k "regex:${GPU_CHECK_NCU_DETAIL:-depthwise_tile|conv_gemm}" \
+      --launch-skip "${GPU_CHECK_NCU_SKIP:-8}" --launch-count 8 "$bundle/bin/bench_cuda" --runs 1 --warmup 1 \
+      >"$out/ncu_detail.txt" 2>&1 || echo "ncu detail exit $?" >>"$out/summary.md"
+  fi
+  if command -v compute-sanitizer >/dev/null; then
+    timeout "${GPU_CHECK_MEMCHECK_S:-120}" compute-sanitizer --tool memcheck --error-exitcode 3 \
+      "$bundle/bin/test_cuda" >"$out/memcheck.log" 2>&1 || echo "compute-sanitizer exit $?" >>"$out/summary.md"
+    tail -n 4 "$out/memcheck.log" >>"$out/summary.md"
+  fi
   [ "$tests_rc" -eq 0 ]
 }
 

@@ -63,8 +63,14 @@ struct CudaExecutor::Impl {
   bool last_used_graph = false;
   std::string device_key;  // the device, driver and runtime, for plan cache keys
 
+  cudaEvent_t frame_start = nullptr;  // time_frames
+  cudaEvent_t frame_stop = nullptr;
+  double last_device_ms = 0;
+
   ~Impl() {
     states.clear();
+    if (frame_start != nullptr) cudaEventDestroy(frame_start);
+    if (frame_stop != nullptr) cudaEventDestroy(frame_stop);
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
 
@@ -328,6 +334,10 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<const
   impl->options = options;
   EF_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device));
   EF_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking));
+  if (options.time_frames) {
+    EF_CUDA_RETURN_IF_ERROR(cudaEventCreate(&impl->frame_start));
+    EF_CUDA_RETURN_IF_ERROR(cudaEventCreate(&impl->frame_stop));
+  }
   cudaDeviceProp properties{};
   int driver = 0, runtime = 0;
   EF_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&properties, options.device));
@@ -408,12 +418,19 @@ Result<std::vector<Tensor>> CudaExecutor::Impl::finish_frame(ShapeState& state, 
     EF_RETURN_IF_ERROR(capture(state, upload_inputs, upload_inputs ? state.graph : state.filled_graph, exec));
   }
   last_used_graph = graphs;
+  if (options.time_frames) EF_CUDA_RETURN_IF_ERROR(cudaEventRecord(frame_start, stream));
   if (graphs) {
     EF_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec, stream));
   } else {
     EF_RETURN_IF_ERROR(enqueue_frame(state, upload_inputs));
   }
+  if (options.time_frames) EF_CUDA_RETURN_IF_ERROR(cudaEventRecord(frame_stop, stream));
   EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  if (options.time_frames) {
+    float ms = 0;
+    EF_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, frame_start, frame_stop));
+    last_device_ms = ms;
+  }
   std::vector<Tensor> outputs;
   const std::optional<gpu::RowFilterLayout>& filter = state.lowered.row_filter;
   for (size_t j = 0; j < state.outputs.size(); ++j) {
@@ -444,6 +461,10 @@ bool CudaExecutor::last_fp16_calibration_cached() const {
 
 const gpu::Fp16Calibration* CudaExecutor::last_fp16_calibration() const {
   return impl_->last != nullptr && impl_->last->calibration ? &*impl_->last->calibration : nullptr;
+}
+
+double CudaExecutor::last_device_ms() const {
+  return impl_->last_device_ms;
 }
 
 size_t CudaExecutor::last_device_bytes() const {

@@ -43,6 +43,9 @@ struct CudaExecutorOptions {
   // Only rows of one output that pass a threshold come back (gpu::RowFilter); the rest read as zeros.
   std::optional<gpu::RowFilter> row_filter;
   bool generic_conv = false;  // 1x1 and depthwise Convs through the general kernel too (gpu::LoweringOptions)
+  // CUDA events around each frame's work on the stream (upload, kernels, download), read back by
+  // last_device_ms(): what the device spent, apart from the host's staging copies and waiting.
+  bool time_frames = false;
 };
 
 class CudaExecutor {
@@ -74,6 +77,8 @@ class CudaExecutor {
   const gpu::Fp16Calibration* last_fp16_calibration() const;
   // Whether that calibration came from the plan cache rather than from runs on the device.
   bool last_fp16_calibration_cached() const;
+  // With time_frames: milliseconds between the events around the last frame's work; else 0.
+  double last_device_ms() const;
 
  private:
   struct Impl;

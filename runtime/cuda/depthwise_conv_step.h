@@ -4,7 +4,9 @@
 // input segment those outputs share once (8 values for 4 outputs of a 5x5 stride-1 window instead
 // of 20), and consecutive items take consecutive segments of the same row and channel, so a warp's
 // loads are contiguous and its weight loads one address each. ConvStep (step_kernels.h) computes
-// the same outputs one item each, with a general window's index arithmetic per tap.
+// the same outputs one item each, with a general window's index arithmetic per tap. On a device,
+// square 3x3 and 5x5 windows with equal strides take the shared-memory tile kernel of
+// depthwise_conv.h instead.
 //
 // Taps outside the input are skipped, not multiplied by zero, and each output sums the bias and
 // the taps in ConvStep's order, so the two agree.

@@ -553,8 +553,8 @@ class Lowerer {
     return s;
   }
 
-  // Depthwise and 1x1 Convs take their own kernels (unless generic_conv), the rest ConvStep; all
-  // with the fuser's epilogue.
+  // Depthwise, 1x1 and other group-1 Convs take their own kernels (unless generic_conv), the rest
+  // ConvStep; all with the fuser's epilogue.
   Result<StepsOrFallback> lower_conv(const Node& node) {
     if (!all_f32(node)) return StepsOrFallback{not_lowered("Conv on a dtype other than f32")};
     const std::vector<Tensor> tensors = meta_inputs(node);
@@ -579,6 +579,7 @@ class Lowerer {
     if (!out_.options.generic_conv) {
       if (std::optional<DepthwiseConvStep> s = depthwise_conv_step(p, g, residual_channels)) return with_epilogue(*s);
       if (std::optional<PointwiseConvStep> s = pointwise_conv_step(p, g)) return with_epilogue(*s);
+      if (p.group == 1) return with_epilogue(ConvGemmStep{general_conv_step(p, g)});
     }
     return with_epilogue(general_conv_step(p, g));
   }

@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "runtime/cuda/conv_gemm_step.h"
 #include "runtime/cuda/depthwise_conv_step.h"
 #include "runtime/cuda/pointwise_conv_step.h"
 #include "runtime/cuda/row_nms_steps.h"
@@ -91,7 +92,8 @@ struct LoweringOptions {
   std::vector<uint8_t> f32_values;
   std::optional<RowFilter> row_filter;
   // Every Conv through the general ConvStep, 1x1 and depthwise ones included (else
-  // PointwiseConvStep, DepthwiseConvStep): for measuring the kernels against it on a device.
+  // PointwiseConvStep, DepthwiseConvStep, ConvGemmStep): for measuring the kernels against it on a
+  // device.
   bool generic_conv = false;
 };
 
@@ -113,10 +115,11 @@ struct CpuFallbackStep {
   std::string reason;  // why the GPU kernels do not cover it
 };
 
-using StepParams = std::variant<ConvStep, PointwiseConvStep, DepthwiseConvStep, UnaryStep, BinaryStep, ChainStep,
-                                PoolStep, PlaneMeanStep, SoftmaxStep, ChannelAffineStep, BlockCopyStep, GatherStep,
-                                RowCountResetStep, RowSelectStep, RowGatherStep, GridCandidateStep, AnchorCandidateStep,
-                                NmsRankStep, NmsMaskStep, NmsSweepStep, NmsIndexStep, CpuFallbackStep>;
+using StepParams =
+    std::variant<ConvStep, ConvGemmStep, PointwiseConvStep, DepthwiseConvStep, UnaryStep, BinaryStep, ChainStep,
+                 PoolStep, PlaneMeanStep, SoftmaxStep, ChannelAffineStep, BlockCopyStep, GatherStep, RowCountResetStep,
+                 RowSelectStep, RowGatherStep, GridCandidateStep, AnchorCandidateStep, NmsRankStep, NmsMaskStep,
+                 NmsSweepStep, NmsIndexStep, CpuFallbackStep>;
 
 struct LoweredStep {
   NodeId node = -1;  // the node it computes (part of), -1 for the final output copies

@@ -1,11 +1,9 @@
-// The GPU kernel of 1x1 Convs (stride 1, no padding, one group, channels-first input), most of a
-// detector's arithmetic (82 of YOLOX-nano's 113 Convs): per image a GEMM Y = W X with the fuser's
-// epilogue. ConvStep (step_kernels.h) computes them too, but spends per multiply-add a weight
-// load, a quarter of an input load and the bounds checks of a general window; here one work item
-// computes a tile of kPointwiseRows output channels by kPointwiseColumns positions, so per input
-// channel it loads 4 inputs and 4 weights for 16 multiply-adds, with no window arithmetic.
-// Consecutive items take consecutive position tiles of the same channels: a warp's input loads
-// are contiguous and its weight loads one address each (a broadcast).
+// 1x1 Convs (stride 1, no padding, one group, channels-first input), most of a detector's
+// arithmetic (82 of YOLOX-nano's 113 Convs): per image a GEMM Y = W X with the fuser's epilogue.
+// On a device the block-tiled GEMM of conv_gemm.h computes them; the work items here are the
+// host emulation's (and the reference the device kernel is tested against): one item computes a
+// tile of kPointwiseRows output channels by kPointwiseColumns positions, so per input channel it
+// loads 4 inputs and 4 weights for 16 multiply-adds, with no window arithmetic.
 //
 // Tiles at the matrix's edges load clamped indices (in bounds, repeated) and store only their
 // own outputs, so the accumulators stay in registers. Each output is the bias plus the products in

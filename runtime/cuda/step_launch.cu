@@ -2,6 +2,9 @@
 
 #include <cuda_runtime.h>
 
+#include "runtime/cuda/conv_gemm.h"
+#include "runtime/cuda/conv_gemm_step.h"
+#include "runtime/cuda/depthwise_conv.h"
 #include "runtime/cuda/step_launch.h"
 
 namespace edgefuse::gpu {
@@ -20,10 +23,8 @@ __global__ void run_step_items(Step step, int64_t count) {
 constexpr int kThreadsPerBlock = 256;
 constexpr int64_t kMaxBlocks = 65535;  // the grid-stride loop covers the rest
 
-}  // namespace
-
 template <typename Step>
-int launch_on_stream(const Step& step, void* stream) {
+int launch_items(const Step& step, void* stream) {
   const int64_t count = step.count();
   if (count == 0) return 0;
   const int64_t blocks = std::min<int64_t>((count + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxBlocks);
@@ -32,9 +33,31 @@ int launch_on_stream(const Step& step, void* stream) {
   return static_cast<int>(cudaGetLastError());
 }
 
+}  // namespace
+
+template <typename Step>
+int launch_on_stream(const Step& step, void* stream) {
+  return launch_items(step, stream);
+}
+
+// Depthwise Convs: the shared-memory tile kernel where it fits (depthwise_conv.h).
+template <>
+int launch_on_stream(const DepthwiseConvStep& step, void* stream) {
+  return depthwise_tile_fits(step) ? launch_depthwise_tile(step, stream) : launch_items(step, stream);
+}
+
+// 1x1 and other group-1 Convs: a block-tiled GEMM rather than independent work items (conv_gemm.h).
+template <>
+int launch_on_stream(const PointwiseConvStep& step, void* stream) {
+  return launch_conv_gemm(step, stream);
+}
+
+template <>
+int launch_on_stream(const ConvGemmStep& step, void* stream) {
+  return launch_conv_gemm(step, stream);
+}
+
 template int launch_on_stream(const ConvStep&, void*);
-template int launch_on_stream(const PointwiseConvStep&, void*);
-template int launch_on_stream(const DepthwiseConvStep&, void*);
 template int launch_on_stream(const UnaryStep&, void*);
 template int launch_on_stream(const BinaryStep&, void*);
 template int launch_on_stream(const ChainStep&, void*);

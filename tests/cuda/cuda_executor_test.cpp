@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -287,6 +288,31 @@ TEST_CASE("a new input shape is planned and captured once, then reused") {
     const std::vector<Tensor> inputs = {random_tensor(DType::kF32, {batch, 3, 8, 8}, rng)};
     check_gpu_outputs(run_on_gpu(*executor, inputs), run_graph(*graph, inputs, true), false, 1e-5);
   }
+}
+
+TEST_CASE("time_frames reads the device's time of each frame, which fits inside the call's wall-clock time") {
+  REQUIRE_CUDA_DEVICE();
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  std::mt19937 rng(8);
+  const std::vector<Tensor> inputs = {yolox_noise_frame(rng)};
+  for (const bool use_cuda_graph : {true, false}) {
+    INFO("CUDA graph: ", use_cuda_graph);
+    Result<std::unique_ptr<CudaExecutor>> timed = CudaExecutor::create(
+        graph, CudaExecutorOptions{.device = 0, .use_cuda_graph = use_cuda_graph, .time_frames = true});
+    REQUIRE(timed.is_ok());
+    CHECK((*timed)->last_device_ms() == 0.0);
+    run_on_gpu(**timed, inputs);  // plans and captures
+    const auto start = std::chrono::steady_clock::now();
+    run_on_gpu(**timed, inputs);
+    const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    MESSAGE("YOLOX-nano frame: device ", (*timed)->last_device_ms(), " ms, call ", wall_ms, " ms");
+    CHECK((*timed)->last_device_ms() > 0.0);
+    CHECK((*timed)->last_device_ms() <= wall_ms);
+  }
+  std::unique_ptr<CudaExecutor> untimed = make_executor(graph, true);
+  run_on_gpu(*untimed, inputs);
+  CHECK(untimed->last_device_ms() == 0.0);
 }
 
 TEST_CASE("the executor refuses a device that does not exist") {

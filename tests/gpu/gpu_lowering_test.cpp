@@ -45,31 +45,35 @@ TEST_CASE("in fp16 storage every GPU kernel step, emulated, stays within half pr
   }
 }
 
-TEST_CASE("1x1 and depthwise Convs lower to their kernels, others to the general one, which can take them all") {
-  int pointwise_cases = 0, depthwise_cases = 0;
+TEST_CASE(
+    "1x1, depthwise and group-1 Convs lower to their kernels, others to the general one, which can take them all") {
+  int pointwise_cases = 0, depthwise_cases = 0, gemm_cases = 0;
   for (const GpuOpCase& c : gpu_op_cases()) {
     INFO("case: ", c.name);
     const std::vector<Tensor> expected = run_graph(*c.graph, c.inputs, true);
     for (const bool generic : {false, true}) {
       const gpu::LoweredPlan lowered =
           lower_for_inputs(*c.graph, c.inputs, gpu::LoweringOptions{.generic_conv = generic});
-      int pointwise = 0, depthwise = 0, general = 0;
+      int pointwise = 0, depthwise = 0, gemm = 0, general = 0;
       for (const gpu::LoweredStep& step : lowered.steps) {
         pointwise += std::holds_alternative<gpu::PointwiseConvStep>(step.params) ? 1 : 0;
         depthwise += std::holds_alternative<gpu::DepthwiseConvStep>(step.params) ? 1 : 0;
+        gemm += std::holds_alternative<gpu::ConvGemmStep>(step.params) ? 1 : 0;
         general += std::holds_alternative<gpu::ConvStep>(step.params) ? 1 : 0;
       }
-      if (generic) CHECK(pointwise + depthwise == 0);
+      if (generic) CHECK(pointwise + depthwise + gemm == 0);
       if (!generic && pointwise > 0) ++pointwise_cases;
       if (!generic && depthwise > 0) ++depthwise_cases;
-      if (pointwise + depthwise + general == 0) break;  // no Conv in this case
+      if (!generic && gemm > 0) ++gemm_cases;
+      if (pointwise + depthwise + gemm + general == 0) break;  // no Conv in this case
       Result<std::vector<Tensor>> actual = gpu::run_lowered_on_host(*c.graph, lowered, c.inputs);
       REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
       check_gpu_outputs(*actual, expected, c.exact, 1e-5);
     }
   }
-  CHECK(pointwise_cases == 5);  // the cases of gpu_op_cases with a 1x1 Conv
-  CHECK(depthwise_cases == 2);  // with a depthwise one the depthwise kernel takes
+  CHECK(pointwise_cases == 9);  // the cases of gpu_op_cases with a 1x1 Conv
+  CHECK(depthwise_cases == 4);  // with a depthwise one the depthwise kernel takes
+  CHECK(gemm_cases == 6);       // with a group-1 Conv with a window
 }
 
 TEST_CASE("half conversions: every binary16 value round-trips, and floats round to nearest even as the compiler's") {

@@ -142,6 +142,59 @@ void add_conv_cases(CaseBuilder& b) {
     m.output(m.node(OpKind::kConv,
                     {m.input({1, 3, 9}), m.random_constant({5, 3, 1}, rng), kNoValue, m.input({1, 5, 9})}, a));
   });
+  // The device's tiled 1x1 GEMM (conv_gemm.h): on a 132-multiprocessor device these four pick
+  // its four tilings, each with several stages of input channels (none a multiple of 8) and
+  // partial tiles at both edges.
+  b.add("1x1 conv GEMM, 64x64 tiles: 65 outputs, 17 channels, 53 x 55, bias, batch 2", [](GraphMaker& m,
+                                                                                          std::mt19937& rng) {
+    m.output(m.node(OpKind::kConv,
+                    {m.input({2, 17, 53, 55}), m.random_constant({65, 17, 1, 1}, rng), m.random_constant({65}, rng)},
+                    conv_attrs({0, 0, 0, 0}, {1, 1}, {1, 1}, 1)));
+  });
+  b.add("1x1 conv GEMM, 32x64 tiles, 2 splits: 35 outputs, 33 channels, 65 x 67, residual after SiLU, batch 2",
+        [](GraphMaker& m, std::mt19937& rng) {
+          Attributes a = conv_attrs({0, 0, 0, 0}, {1, 1}, {1, 1}, 1);
+          a.set("fused_activation", std::string("silu"));
+          a.set("fused_residual_after_activation", int64_t{1});
+          m.output(m.node(OpKind::kConv,
+                          {m.input({2, 33, 65, 67}), m.random_constant({35, 33, 1, 1}, rng),
+                           m.random_constant({35}, rng), m.input({2, 35, 65, 67})},
+                          a));
+        });
+  b.add(
+      "1x1 conv GEMM, 32x32 tiles, 4 splits: 35 outputs, 65 channels, 53 x 55, residual before relu, batch 2",
+      [](GraphMaker& m, std::mt19937& rng) {
+        Attributes a = conv_attrs({0, 0, 0, 0}, {1, 1}, {1, 1}, 1);
+        a.set("fused_activation", std::string("relu"));
+        m.output(m.node(
+            OpKind::kConv,
+            {m.input({2, 65, 53, 55}), m.random_constant({35, 65, 1, 1}, rng), kNoValue, m.input({2, 35, 53, 55})}, a));
+      });
+  b.add("1x1 conv GEMM, 16x32 tiles, 8 splits: 17 outputs, 129 channels, 5 x 7, bias", [](GraphMaker& m,
+                                                                                          std::mt19937& rng) {
+    m.output(m.node(OpKind::kConv,
+                    {m.input({1, 129, 5, 7}), m.random_constant({17, 129, 1, 1}, rng), m.random_constant({17}, rng)},
+                    conv_attrs({0, 0, 0, 0}, {1, 1}, {1, 1}, 1)));
+  });
+  // The implicit GEMM (conv_gemm_step.h): windows gathered over 20 channels x 9 taps (180 rows of
+  // depth, stages past the end), dilation 2 with padding; and a channels-last input.
+  b.add("conv GEMM: 3x3 dilation 2, 20 channels to 37, 23 x 19, pad 2, bias, SiLU",
+        [](GraphMaker& m, std::mt19937& rng) {
+          Attributes a = conv_attrs({2, 2, 2, 2}, {1, 1}, {2, 2}, 1);
+          a.set("fused_activation", std::string("silu"));
+          m.output(m.node(
+              OpKind::kConv,
+              {m.input({1, 20, 23, 19}), m.random_constant({37, 20, 3, 3}, rng), m.random_constant({37}, rng)}, a));
+        });
+  b.add("conv GEMM reading its input channels-last, 3x3 stride 2, 5 channels to 24, residual, batch 2", [](GraphMaker&
+                                                                                                               m,
+                                                                                                           std::mt19937&
+                                                                                                               rng) {
+    Attributes a = conv_attrs({1, 1, 1, 1}, {2, 2}, {1, 1}, 1);
+    a.set(kConvInputChannelsLast, int64_t{1});
+    const ValueId x = m.input({2, 17, 15, 5});  // [N, H, W, C]
+    m.output(m.node(OpKind::kConv, {x, m.random_constant({24, 5, 3, 3}, rng), kNoValue, m.input({2, 24, 9, 8})}, a));
+  });
   // The depthwise kernel: 5x5, stride 2 down and 1 across, over 13 columns (a tile of 1 left),
   // residual after SiLU, batch 2; and a 7x7 one with dilation 2, which the general kernel takes.
   b.add("depthwise 5x5 stride (2, 1) over 6 x 13, residual after SiLU, batch 2", [](GraphMaker& m, std::mt19937& rng) {
@@ -152,6 +205,22 @@ void add_conv_cases(CaseBuilder& b) {
                     {m.input({2, 3, 6, 13}), m.random_constant({3, 1, 5, 5}, rng), m.random_constant({3}, rng),
                      m.input({2, 3, 3, 13})},
                     a));
+  });
+  // The device's tile kernel (depthwise_conv.h): 3x3 stride 1 and 5x5 stride 2 over planes of
+  // several 8 x 32 output tiles each way, partial at the bottom and right edges.
+  b.add("depthwise 3x3 stride 1 over 21 x 70, pad 1, residual before SiLU, batch 2",
+        [](GraphMaker& m, std::mt19937& rng) {
+          Attributes a = conv_attrs({1, 1, 1, 1}, {1, 1}, {1, 1}, 3);
+          a.set("fused_activation", std::string("silu"));
+          m.output(m.node(OpKind::kConv,
+                          {m.input({2, 3, 21, 70}), m.random_constant({3, 1, 3, 3}, rng), m.random_constant({3}, rng),
+                           m.input({2, 3, 21, 70})},
+                          a));
+        });
+  b.add("depthwise 5x5 stride 2 over 37 x 75, pads 2 and 1, relu", [](GraphMaker& m, std::mt19937& rng) {
+    Attributes a = conv_attrs({2, 1, 2, 1}, {2, 2}, {1, 1}, 5);
+    a.set("fused_activation", std::string("relu"));
+    m.output(m.node(OpKind::kConv, {m.input({1, 5, 37, 75}), m.random_constant({5, 1, 5, 5}, rng)}, a));
   });
   b.add("depthwise 7x7 with dilation 2 (general kernel)", [](GraphMaker& m, std::mt19937& rng) {
     m.output(m.node(OpKind::kConv, {m.input({1, 2, 15, 16}), m.random_constant({2, 1, 7, 7}, rng)},

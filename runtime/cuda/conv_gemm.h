@@ -1,0 +1,69 @@
+// How the device computes a PointwiseConvStep: a block-tiled GEMM Y = W X per image, staged
+// through shared memory (conv_gemm.cu). A block of kGemmThreads threads owns a tile of
+// `rows` output channels by `columns` positions and splits the input channels among `k_splits`
+// groups of threads; each group accumulates the whole tile over its share of the channels, and
+// the groups' partial tiles are summed in shared memory before the epilogue. Splitting the
+// channels is what gives the deep layers of a detector at batch 1 (13x13 positions, 256
+// channels: a dozen tiles) enough blocks to fill the device; the shallow ones (208x208
+// positions, 32 channels) have tiles to spare and split little or not at all.
+//
+// The choice is plain host arithmetic, so it is tested without a GPU.
+#pragma once
+
+#include <cstdint>
+
+namespace edgefuse::gpu {
+
+struct PointwiseConvStep;
+struct ConvGemmStep;
+
+inline constexpr int kGemmThreads = 256;
+inline constexpr int kGemmChannelsPerStage = 8;  // input channels each group stages per step
+inline constexpr int kGemmThreadRows = 4;        // each thread's accumulators: 4 x 4
+inline constexpr int kGemmThreadColumns = 4;
+
+struct GemmTiling {
+  int rows = 64;
+  int columns = 64;
+  int k_splits = 1;
+};
+
+// The tilings conv_gemm.cu instantiates: rows x columns / 16 threads per group times
+// k_splits groups is kGemmThreads in each.
+inline constexpr GemmTiling kGemmTilings[] = {
+    {64, 64, 1},
+    {32, 64, 2},
+    {32, 32, 4},
+    {16, 32, 8},
+};
+
+// The tiling with the least estimated time for an [M x K] by [K x P] product per image on
+// `multiprocessors` multiprocessors: waves of blocks (4 resident per multiprocessor) times the
+// staging steps each block takes, plus one step's worth for summing split partial tiles. Ties go
+// to the earlier (less split) tiling.
+inline GemmTiling choose_gemm_tiling(int64_t batch, int64_t out_channels, int64_t in_channels, int64_t positions,
+                                     int multiprocessors) {
+  constexpr int64_t kResidentBlocks = 4;
+  const int64_t slots = (multiprocessors > 0 ? multiprocessors : 1) * kResidentBlocks;
+  GemmTiling best = kGemmTilings[0];
+  int64_t best_cost = -1;
+  for (const GemmTiling& t : kGemmTilings) {
+    const int64_t blocks = batch * ((out_channels + t.rows - 1) / t.rows) * ((positions + t.columns - 1) / t.columns);
+    const int64_t waves = (blocks + slots - 1) / slots;
+    const int64_t per_stage = static_cast<int64_t>(t.k_splits) * kGemmChannelsPerStage;
+    const int64_t stages = (in_channels + per_stage - 1) / per_stage + (t.k_splits > 1 ? 1 : 0);
+    const int64_t cost = waves * stages;
+    if (best_cost < 0 || cost < best_cost) {
+      best = t;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+// Enqueue `step` on `stream` (a cudaStream_t) with the tiling chosen for the current device and
+// return the launch's cudaError_t as an int. Defined in conv_gemm.cu.
+int launch_conv_gemm(const PointwiseConvStep& step, void* stream);
+int launch_conv_gemm(const ConvGemmStep& step, void* stream);
+
+}  // namespace edgefuse::gpu

@@ -1,0 +1,14 @@
+// Group-1 Convs with a window (YOLOX's 3x3 stem, strided 3x3 Convs) on the device: an implicit
+// GEMM, out_channels x (in_channels * kernel volume) weights by (in_channels * kernel volume) x
+// positions of input windows gathered as they are staged (conv_gemm.h), instead of ConvStep's one
+// work item per output position, which reloads every weight for every position. The parameters
+// are ConvStep's; the host emulation runs ConvStep's work items.
+#pragma once
+
+#include "runtime/cuda/step_kernels.h"
+
+namespace edgefuse::gpu {
+
+struct ConvGemmStep : ConvStep {};
+
+}  // namespace edgefuse::gpu
