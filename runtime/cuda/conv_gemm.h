@@ -1,10 +1,11 @@
-// How the device computes a PointwiseConvStep: a block-tiled GEMM Y = W X per image, staged
-// through shared memory (conv_gemm.cu). A block of kGemmThreads threads owns a tile of
-// `rows` output channels by `columns` positions and splits the input channels among `k_splits`
-// groups of threads; each group accumulates the whole tile over its share of the channels, and
-// the groups' partial tiles are summed in shared memory before the epilogue. Splitting the
-// channels is what gives the deep layers of a detector at batch 1 (13x13 positions, 256
-// channels: a dozen tiles) enough blocks to fill the device; the shallow ones (208x208
+// How the device computes 1x1 Convs (PointwiseConvStep) and other group-1 Convs (ConvGemmStep): a
+// block-tiled GEMM Y = W X per image, X being the input (1x1) or its windows gathered as they are
+// staged (implicit GEMM), through shared memory (conv_gemm.cu). A block of kGemmThreads threads
+// owns a tile of `rows` output channels by `columns` positions and splits the input channels among
+// `k_splits` groups of threads; each group accumulates the whole tile over its share of the
+// channels, and the groups' partial tiles are summed in shared memory before the epilogue.
+// Splitting the channels is what gives the deep layers of a detector at batch 1 (13x13 positions,
+// 256 channels: a dozen tiles) enough blocks to fill the device; the shallow ones (208x208
 // positions, 32 channels) have tiles to spare and split little or not at all.
 //
 // The choice is plain host arithmetic, so it is tested without a GPU.

@@ -72,15 +72,6 @@ int launch(const DepthwiseConvStep& s, cudaStream_t stream) {
 
 }  // namespace
 
-bool depthwise_tile_fits(const DepthwiseConvStep& s) {
-  const bool square = s.kernel[0] == s.kernel[1] && (s.kernel[0] == 3 || s.kernel[0] == 5);
-  const bool strides = s.stride[0] == s.stride[1] && (s.stride[0] == 1 || s.stride[0] == 2);
-  // Grid limits (y and z at most 65535), and 32-bit coordinates within a plane.
-  const bool sizes = s.channels <= 65535 && s.batch <= 65535 && s.input[0] * s.input[1] < (int64_t{1} << 31) &&
-                     s.output[0] * s.output[1] < (int64_t{1} << 31);
-  return square && strides && sizes;
-}
-
 int launch_depthwise_tile(const DepthwiseConvStep& step, void* stream) {
   if (step.batch == 0 || step.channels == 0 || step.output[0] == 0 || step.output[1] == 0) return 0;
   const auto s = static_cast<cudaStream_t>(stream);

@@ -88,4 +88,15 @@ struct DepthwiseConvStep : Operands {
   }
 };
 
+// Whether the device's shared-memory tile kernel (depthwise_conv.h) takes `s`: square 3x3 and 5x5
+// windows with equal strides of 1 or 2, within the grid's limits (y and z at most 65535) and with
+// 32-bit coordinates within a plane.
+inline bool depthwise_tile_fits(const DepthwiseConvStep& s) {
+  const bool square = s.kernel[0] == s.kernel[1] && (s.kernel[0] == 3 || s.kernel[0] == 5);
+  const bool strides = s.stride[0] == s.stride[1] && (s.stride[0] == 1 || s.stride[0] == 2);
+  const bool sizes = s.channels <= 65535 && s.batch <= 65535 && s.input[0] * s.input[1] < (int64_t{1} << 31) &&
+                     s.output[0] * s.output[1] < (int64_t{1} << 31);
+  return square && strides && sizes;
+}
+
 }  // namespace edgefuse::gpu
