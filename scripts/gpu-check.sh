@@ -61,15 +61,18 @@ run_checks() {
     grep -v '^{' "$out/bench_cuda.md" || true
   } >"$out/summary.md"
   cat "$out/summary.md"
-  # Per-kernel durations: one metric is one replay pass per kernel. --clock-control none leaves the
+  # Per-kernel durations of bench_cuda's timed runs (its NVTX range; not the warm-up, planning or
+  # tuning launches): one metric is one replay pass per kernel. --clock-control none leaves the
   # clocks as the benchmark saw them, --cache-control none the L2 as the previous kernel left it
   # (as in a replayed frame, whose activations stay in L2).
   if command -v ncu >/dev/null; then
-    timeout "${GPU_CHECK_NCU_S:-90}" ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+    timeout "${GPU_CHECK_NCU_S:-90}" ncu --clock-control none --cache-control none --nvtx --nvtx-include "timed run/" \
+      --metrics gpu__time_duration.sum --csv \
       --launch-count "${GPU_CHECK_NCU_LAUNCHES:-600}" "$bundle/bin/bench_cuda" --runs 2 --warmup 1 \
       >"$out/ncu_kernels.csv" 2>&1 || echo "ncu exit $?" >>"$out/summary.md"
     # Throughput, occupancy and launch figures of a few kernels matching GPU_CHECK_NCU_DETAIL.
-    timeout "${GPU_CHECK_NCU_S:-90}" ncu --clock-control none --cache-control none --section SpeedOfLight \
+    timeout "${GPU_CHECK_NCU_S:-90}" ncu --clock-control none --cache-control none --nvtx --nvtx-include "timed run/" \
+      --section SpeedOfLight \
       --section Occupancy --section LaunchStats -k "regex:${GPU_CHECK_NCU_DETAIL:-depthwise_tile|conv_gemm}" \
       --launch-skip "${GPU_CHECK_NCU_SKIP:-8}" --launch-count 8 "$bundle/bin/bench_cuda" --runs 1 --warmup 1 \
       >"$out/ncu_detail.txt" 2>&1 || echo "ncu detail exit $?" >>"$out/summary.md"

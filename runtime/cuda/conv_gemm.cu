@@ -1,8 +1,8 @@
 // The device kernel of PointwiseConvStep and ConvGemmStep (see conv_gemm.h for the tiling). Per
-// stage each group of threads copies its 8 input channels' slice of W (transposed, so a thread's 4
-// rows are one 16-byte read) and of X into shared memory, while the next stage's values are already
-// on their way into registers; double buffering leaves one __syncthreads per stage. Operands are
-// read through Operands::load, so f32 and fp16 storage share the kernel; all arithmetic is f32.
+// stage each group of threads copies its channels' slice of W (transposed, so a thread's 4 rows
+// are one 16-byte read) and of X into shared memory, while the next stage's values are already on
+// their way into registers; double buffering leaves one __syncthreads per stage. Operands are read
+// through Operands::load, so f32 and fp16 storage share the kernel; all arithmetic is f32.
 #include <cuda_runtime.h>
 
 #include "runtime/cuda/conv_gemm.h"
@@ -109,13 +109,12 @@ __device__ void store_output(const View& v, int64_t n, int64_t m, int64_t p, flo
           s.residual_after_activation ? apply_activation(s.activation, x) + r : apply_activation(s.activation, x + r));
 }
 
-template <typename View, int kRows, int kColumns, int kSplits>
+template <typename View, int kRows, int kColumns, int kSplits, int kStage>
 __global__ void __launch_bounds__(kGemmThreads) conv_gemm(View v) {
-  constexpr int kStage = kGemmChannelsPerStage;
   constexpr int kGroupThreads = kGemmThreads / kSplits;
   static_assert(kRows * kColumns == kGroupThreads * kGemmThreadRows * kGemmThreadColumns, "one 4x4 tile per thread");
   constexpr int kColumnThreads = kColumns / kGemmThreadColumns;
-  constexpr int kStageFloats = kStage * (kRows + kColumns);  // per group: W^T [8][rows], X [8][columns]
+  constexpr int kStageFloats = kStage * (kRows + kColumns);  // per group: W^T [stage][rows], X [stage][columns]
   constexpr int kStagingFloats = 2 * kSplits * kStageFloats;
   constexpr int kPartialFloats = kSplits > 1 ? kSplits * kRows * kColumns : 0;
   constexpr int kSharedFloats = kStagingFloats > kPartialFloats ? kStagingFloats : kPartialFloats;
@@ -231,11 +230,11 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm(View v) {
   }
 }
 
-template <typename View, int kRows, int kColumns, int kSplits>
+template <typename View, int kRows, int kColumns, int kSplits, int kStage>
 int launch(const View& v, int64_t batch, int64_t out_channels, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((v.positions() + kColumns - 1) / kColumns),
                   static_cast<unsigned>((out_channels + kRows - 1) / kRows), static_cast<unsigned>(batch));
-  conv_gemm<View, kRows, kColumns, kSplits><<<grid, kGemmThreads, 0, stream>>>(v);
+  conv_gemm<View, kRows, kColumns, kSplits, kStage><<<grid, kGemmThreads, 0, stream>>>(v);
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -249,17 +248,64 @@ int launch_view(const View& v, int64_t batch, int64_t out_channels, void* stream
       e != cudaSuccess) {
     return static_cast<int>(e);
   }
-  const GemmTiling tiling = choose_gemm_tiling(batch, out_channels, v.depth(), v.positions(), multiprocessors);
+  const GemmTiling tiling = v.s.gemm_tiling >= 0 && v.s.gemm_tiling < kGemmTilingCount
+                                ? kGemmTilings[v.s.gemm_tiling]
+                                : choose_gemm_tiling(batch, out_channels, v.depth(), v.positions(), multiprocessors);
   const auto s = static_cast<cudaStream_t>(stream);
-  static_assert(sizeof(kGemmTilings) / sizeof(kGemmTilings[0]) == 4, "one launch per tiling below");
-  const auto is = [&](int rows, int columns, int splits) {
-    return tiling.rows == rows && tiling.columns == columns && tiling.k_splits == splits;
+  static_assert(kGemmTilingCount == 8, "one launch per tiling below");
+  const auto is = [&](int rows, int columns, int splits, int stage) {
+    return tiling.rows == rows && tiling.columns == columns && tiling.k_splits == splits &&
+           tiling.stage_channels == stage;
   };
-  if (is(64, 64, 1)) return launch<View, 64, 64, 1>(v, batch, out_channels, s);
-  if (is(32, 64, 2)) return launch<View, 32, 64, 2>(v, batch, out_channels, s);
-  if (is(32, 32, 4)) return launch<View, 32, 32, 4>(v, batch, out_channels, s);
-  if (is(16, 32, 8)) return launch<View, 16, 32, 8>(v, batch, out_channels, s);
+  if (is(64, 64, 1, 8)) return launch<View, 64, 64, 1, 8>(v, batch, out_channels, s);
+  if (is(32, 64, 2, 8)) return launch<View, 32, 64, 2, 8>(v, batch, out_channels, s);
+  if (is(32, 32, 4, 8)) return launch<View, 32, 32, 4, 8>(v, batch, out_channels, s);
+  if (is(16, 64, 4, 8)) return launch<View, 16, 64, 4, 8>(v, batch, out_channels, s);
+  if (is(16, 32, 8, 8)) return launch<View, 16, 32, 8, 8>(v, batch, out_channels, s);
+  if (is(64, 64, 1, 32)) return launch<View, 64, 64, 1, 32>(v, batch, out_channels, s);
+  if (is(32, 64, 2, 16)) return launch<View, 32, 64, 2, 16>(v, batch, out_channels, s);
+  if (is(32, 32, 4, 16)) return launch<View, 32, 32, 4, 16>(v, batch, out_channels, s);
   return static_cast<int>(cudaErrorInvalidConfiguration);
+}
+
+// Keeps the stream busy for `cycles` clock cycles of one multiprocessor.
+__global__ void spin(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+// A kernel of a few microseconds takes about as long to launch from the host: timed as launched,
+// the launches would be measured. So the stream first spins for ~100 us while the host queues the
+// timed launches, which then run back to back.
+template <typename Step>
+int time_tilings(const Step& step, void* stream, int launches, float (&ms)[kGemmTilingCount]) {
+  constexpr long long kSpinCycles = 200000;
+  const auto s = static_cast<cudaStream_t>(stream);
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cudaError_t error = cudaEventCreate(&start);
+  if (error == cudaSuccess) error = cudaEventCreate(&stop);
+  for (int i = 0; i < kGemmTilingCount && error == cudaSuccess; ++i) {
+    Step tiled = step;
+    tiled.gemm_tiling = i;
+    error = static_cast<cudaError_t>(launch_conv_gemm(tiled, stream));
+    if (error == cudaSuccess) {
+      spin<<<1, 1, 0, s>>>(kSpinCycles);
+      error = cudaGetLastError();
+    }
+    if (error == cudaSuccess) error = cudaEventRecord(start, s);
+    for (int l = 0; l < launches && error == cudaSuccess; ++l) {
+      error = static_cast<cudaError_t>(launch_conv_gemm(tiled, stream));
+    }
+    if (error == cudaSuccess) error = cudaEventRecord(stop, s);
+    if (error == cudaSuccess) error = cudaEventSynchronize(stop);
+    float elapsed = 0;
+    if (error == cudaSuccess) error = cudaEventElapsedTime(&elapsed, start, stop);
+    ms[i] = elapsed / static_cast<float>(launches > 0 ? launches : 1);
+  }
+  if (start != nullptr) cudaEventDestroy(start);
+  if (stop != nullptr) cudaEventDestroy(stop);
+  return static_cast<int>(error);
 }
 
 }  // namespace
@@ -270,6 +316,14 @@ int launch_conv_gemm(const PointwiseConvStep& step, void* stream) {
 
 int launch_conv_gemm(const ConvGemmStep& step, void* stream) {
   return launch_view(WindowView{step}, step.batch, step.out_channels, stream);
+}
+
+int time_gemm_tilings(const PointwiseConvStep& step, void* stream, int launches, float (&ms)[kGemmTilingCount]) {
+  return time_tilings(step, stream, launches, ms);
+}
+
+int time_gemm_tilings(const ConvGemmStep& step, void* stream, int launches, float (&ms)[kGemmTilingCount]) {
+  return time_tilings(step, stream, launches, ms);
 }
 
 }  // namespace edgefuse::gpu

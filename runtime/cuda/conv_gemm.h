@@ -19,24 +19,25 @@ struct PointwiseConvStep;
 struct ConvGemmStep;
 
 inline constexpr int kGemmThreads = 256;
-inline constexpr int kGemmChannelsPerStage = 8;  // input channels each group stages per step
-inline constexpr int kGemmThreadRows = 4;        // each thread's accumulators: 4 x 4
+inline constexpr int kGemmThreadRows = 4;  // each thread's accumulators: 4 x 4
 inline constexpr int kGemmThreadColumns = 4;
 
 struct GemmTiling {
   int rows = 64;
   int columns = 64;
   int k_splits = 1;
+  int stage_channels = 8;  // input channels each group stages per step (a multiple of 8)
 };
 
-// The tilings conv_gemm.cu instantiates: rows x columns / 16 threads per group times
-// k_splits groups is kGemmThreads in each.
+// The tilings conv_gemm.cu instantiates: rows x columns / 16 threads per group times k_splits
+// groups is kGemmThreads in each. Those staging 16 or 32 channels at a time have more
+// multiply-adds per stage to hide the next stage's loads behind, at the price of registers and
+// of padding when the channels are few; only timing (CudaExecutorOptions::tune_gemm) picks them.
 inline constexpr GemmTiling kGemmTilings[] = {
-    {64, 64, 1},
-    {32, 64, 2},
-    {32, 32, 4},
-    {16, 32, 8},
+    {64, 64, 1, 8}, {32, 64, 2, 8},  {32, 32, 4, 8},  {16, 64, 4, 8},
+    {16, 32, 8, 8}, {64, 64, 1, 32}, {32, 64, 2, 16}, {32, 32, 4, 16},
 };
+inline constexpr int kGemmTilingCount = static_cast<int>(sizeof(kGemmTilings) / sizeof(kGemmTilings[0]));
 
 // The tiling with the least estimated time for an [M x K] by [K x P] product per image on
 // `multiprocessors` multiprocessors: waves of blocks (4 resident per multiprocessor) times the
@@ -51,8 +52,9 @@ inline GemmTiling choose_gemm_tiling(int64_t batch, int64_t out_channels, int64_
   for (const GemmTiling& t : kGemmTilings) {
     const int64_t blocks = batch * ((out_channels + t.rows - 1) / t.rows) * ((positions + t.columns - 1) / t.columns);
     const int64_t waves = (blocks + slots - 1) / slots;
-    const int64_t per_stage = static_cast<int64_t>(t.k_splits) * kGemmChannelsPerStage;
-    const int64_t stages = (in_channels + per_stage - 1) / per_stage + (t.k_splits > 1 ? 1 : 0);
+    const int64_t per_stage = static_cast<int64_t>(t.k_splits) * t.stage_channels;
+    const int64_t stages =
+        (in_channels + per_stage - 1) / per_stage * (t.stage_channels / 8) + (t.k_splits > 1 ? 1 : 0);
     const int64_t cost = waves * stages;
     if (best_cost < 0 || cost < best_cost) {
       best = t;
@@ -64,7 +66,16 @@ inline GemmTiling choose_gemm_tiling(int64_t batch, int64_t out_channels, int64_
 
 // Enqueue `step` on `stream` (a cudaStream_t) with the tiling chosen for the current device and
 // return the launch's cudaError_t as an int. Defined in conv_gemm.cu.
+// The step's gemm_tiling when set, else choose_gemm_tiling's.
 int launch_conv_gemm(const PointwiseConvStep& step, void* stream);
 int launch_conv_gemm(const ConvGemmStep& step, void* stream);
+
+// Times `step` (bound to device memory) in each of kGemmTilings on `stream`: one warm-up launch,
+// then `launches` back to back between two events, queued behind a short spin so that they run
+// back to back; ms[i] gets the mean milliseconds per launch of
+// tiling i. Not while `stream` is being captured. Returns the first cudaError_t as an int. The
+// step's output (and, in place, its residual) is overwritten.
+int time_gemm_tilings(const PointwiseConvStep& step, void* stream, int launches, float (&ms)[kGemmTilingCount]);
+int time_gemm_tilings(const ConvGemmStep& step, void* stream, int launches, float (&ms)[kGemmTilingCount]);
 
 }  // namespace edgefuse::gpu

@@ -9,6 +9,8 @@
 
 namespace edgefuse::gpu {
 
-struct ConvGemmStep : ConvStep {};
+struct ConvGemmStep : ConvStep {
+  int32_t gemm_tiling = -1;  // the kGemmTilings index to launch (conv_gemm.h), -1: the cost model's
+};
 
 }  // namespace edgefuse::gpu

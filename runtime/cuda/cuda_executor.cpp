@@ -1,10 +1,12 @@
 #include "runtime/cuda/cuda_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <type_traits>
 
+#include "runtime/cuda/conv_gemm.h"
 #include "runtime/cuda/cuda_buffers.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/host_runner.h"
@@ -91,6 +93,9 @@ struct CudaExecutor::Impl {
   // Loads the inputs, runs every step once without a CUDA graph and returns all outputs (no row
   // filter).
   Result<std::vector<Tensor>> run_once(ShapeState& state, const InputLoader& load);
+  // Times each GEMM step of a built state in every tiling and keeps the fastest in its parameters
+  // (before the first frame: the timed launches scribble over the arena).
+  Status tune_gemm(ShapeState& state);
   // Captures the frame (with or without the input uploads) as a CUDA graph.
   Status capture(ShapeState& state, bool upload_inputs, cudaGraph_t& graph, cudaGraphExec_t& exec);
   // Uploads the inputs (unless the caller wrote them on the device), runs every step and
@@ -134,7 +139,46 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
     lowering.f32_values = state->calibration->f32_values;
   }
   EF_RETURN_IF_ERROR(build(*state, inputs, lowering));
+  if (options.gemm_tiling >= 0) {
+    for (gpu::LoweredStep& step : state->lowered.steps) {
+      if (auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params)) p->gemm_tiling = options.gemm_tiling;
+      if (auto* p = std::get_if<gpu::ConvGemmStep>(&step.params)) p->gemm_tiling = options.gemm_tiling;
+    }
+  } else if (options.tune_gemm) {
+    EF_RETURN_IF_ERROR(tune_gemm(*state));
+  }
   return states.emplace(std::move(signature), std::move(state)).first->second.get();
+}
+
+Status CudaExecutor::Impl::tune_gemm(ShapeState& state) {
+  constexpr int kLaunches = 10;  // per tiling, after one warm-up: a few microseconds each
+  const auto start = std::chrono::steady_clock::now();
+  int tuned = 0;
+  Status status = Status::ok();
+  for (gpu::LoweredStep& step : state.lowered.steps) {
+    std::visit(
+        [&](auto& params) {
+          using Step = std::decay_t<decltype(params)>;
+          if constexpr (std::is_same_v<Step, gpu::PointwiseConvStep> || std::is_same_v<Step, gpu::ConvGemmStep>) {
+            if (!status.is_ok()) return;
+            float ms[gpu::kGemmTilingCount] = {};
+            const Step bound = std::get<Step>(gpu::bind_step(step, state.bindings));
+            if (const int error = gpu::time_gemm_tilings(bound, stream, kLaunches, ms); error != 0) {
+              status = Status(StatusCode::kInternal, make_message("timing GEMM tilings: ",
+                                                                  cudaGetErrorString(static_cast<cudaError_t>(error))));
+              return;
+            }
+            params.gemm_tiling = static_cast<int32_t>(std::min_element(std::begin(ms), std::end(ms)) - std::begin(ms));
+            ++tuned;
+          }
+        },
+        step.params);
+    EF_RETURN_IF_ERROR(status);
+  }
+  report(make_message("tuned the tiling of ", tuned, " GEMM steps in ",
+                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+                      " ms"));
+  return Status::ok();
 }
 
 Result<std::vector<Tensor>> CudaExecutor::Impl::run_once(ShapeState& state, const InputLoader& load) {
@@ -328,6 +372,9 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<const
   if (cudaGetDeviceCount(&count) != cudaSuccess || options.device < 0 || options.device >= count) {
     cudaGetLastError();  // clear the sticky error of a missing driver
     return unsupported("CUDA device ", options.device, " is not present (", count, " device(s) found)");
+  }
+  if (options.gemm_tiling >= gpu::kGemmTilingCount) {
+    return invalid_argument("GEMM tiling ", options.gemm_tiling, " is not one of the ", gpu::kGemmTilingCount);
   }
   auto impl = std::make_unique<Impl>();
   impl->graph = std::move(graph);

@@ -46,6 +46,14 @@ struct CudaExecutorOptions {
   // CUDA events around each frame's work on the stream (upload, kernels, download), read back by
   // last_device_ms(): what the device spent, apart from the host's staging copies and waiting.
   bool time_frames = false;
+  // The first frame of each input shape times every tiling of each Conv GEMM step (conv_gemm.h) on
+  // the device and keeps the fastest (YOLOX-nano: 83 steps in about 150 ms on an H200); off: the
+  // tiling conv_gemm's cost model picks. Timing can choose differently from one executor (or
+  // start) to the next, and another tiling sums in another order: outputs may then differ in the
+  // last bits, as they do between TensorRT engines built twice.
+  bool tune_gemm = true;
+  // Every Conv GEMM step in this kGemmTilings index instead (tests and benchmarks); -1: as above.
+  int gemm_tiling = -1;
 };
 
 class CudaExecutor {

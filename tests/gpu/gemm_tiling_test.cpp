@@ -23,6 +23,18 @@ TEST_CASE("every pointwise tiling is one 4x4 tile per thread over a whole block"
     CHECK(t.rows % gpu::kGemmThreadRows == 0);
     CHECK(t.columns % gpu::kGemmThreadColumns == 0);
     CHECK(t.rows / gpu::kGemmThreadRows * (t.columns / gpu::kGemmThreadColumns) * t.k_splits == gpu::kGemmThreads);
+    CHECK(t.stage_channels % 8 == 0);
+  }
+}
+
+TEST_CASE("the cost model picks only tilings that stage 8 channels: the deeper stages are for timing to choose") {
+  for (int64_t channels : {3, 8, 16, 24, 64, 100, 256, 1024}) {
+    for (int64_t positions : {1, 169, 2704, 43264}) {
+      for (int64_t out_channels : {1, 16, 64, 255}) {
+        const gpu::GemmTiling t = gpu::choose_gemm_tiling(1, out_channels, channels, positions, 132);
+        CHECK(t.stage_channels == 8);
+      }
+    }
   }
 }
 
@@ -41,13 +53,6 @@ TEST_CASE("pointwise tiling: wide shallow layers take whole tiles, deep narrow o
   CHECK(chosen(1, 5, 8, 5 * 7) == "64x64/1");
   // No multiprocessor count (an unknown device) is taken as one.
   CHECK(chosen(1, 256, 256, 13 * 13, 0) == chosen(1, 256, 256, 13 * 13, 1));
-}
-
-TEST_CASE("pointwise tiling: the GEMM cases of gpu_op_cases cover every tiling on a 132-multiprocessor device") {
-  CHECK(chosen(2, 65, 17, 53 * 55) == "64x64/1");
-  CHECK(chosen(2, 35, 33, 65 * 67) == "32x64/2");
-  CHECK(chosen(2, 35, 65, 53 * 55) == "32x32/4");
-  CHECK(chosen(1, 17, 129, 5 * 7) == "16x32/8");
 }
 
 }  // namespace

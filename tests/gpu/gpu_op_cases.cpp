@@ -142,9 +142,8 @@ void add_conv_cases(CaseBuilder& b) {
     m.output(m.node(OpKind::kConv,
                     {m.input({1, 3, 9}), m.random_constant({5, 3, 1}, rng), kNoValue, m.input({1, 5, 9})}, a));
   });
-  // The device's tiled 1x1 GEMM (conv_gemm.h): on a 132-multiprocessor device these four pick
-  // its four tilings, each with several stages of input channels (none a multiple of 8) and
-  // partial tiles at both edges.
+  // The device's tiled GEMM (conv_gemm.h), which the device tests run in every tiling: several
+  // stages of input channels (none a multiple of 8) and partial tiles at both edges.
   b.add("1x1 conv GEMM, 64x64 tiles: 65 outputs, 17 channels, 53 x 55, bias, batch 2", [](GraphMaker& m,
                                                                                           std::mt19937& rng) {
     m.output(m.node(OpKind::kConv,
