@@ -134,7 +134,8 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm(View v) {
   const int64_t positions = v.positions();
 
   // Each thread stages one column of X (kInputLoads rows of it per stage).
-  static_assert(kGroupThreads % kColumns == 0 && kInputLoads * kGroupThreads == kStage * kColumns, "");
+  static_assert(kGroupThreads % kColumns == 0 && kInputLoads * kGroupThreads == kStage * kColumns,
+                "a thread stages whole rows of one column");
   const int64_t column = p0 + t % kColumns;
   const bool column_inside = column < positions;
   const typename View::Column source = v.column(n, column_inside ? column : 0);
