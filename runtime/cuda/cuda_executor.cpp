@@ -96,6 +96,8 @@ struct CudaExecutor::Impl {
   // Times each GEMM step of a built state in every tiling and keeps the fastest in its parameters
   // (before the first frame: the timed launches scribble over the arena).
   Status tune_gemm(ShapeState& state);
+  // The tilings the plan cache holds for this plan, else tune_gemm and store its choice there.
+  Status tune_or_load_gemm(ShapeState& state, std::span<const TensorDesc> inputs);
   // Captures the frame (with or without the input uploads) as a CUDA graph.
   Status capture(ShapeState& state, bool upload_inputs, cudaGraph_t& graph, cudaGraphExec_t& exec);
   // Uploads the inputs (unless the caller wrote them on the device), runs every step and
@@ -145,7 +147,7 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
       if (auto* p = std::get_if<gpu::ConvGemmStep>(&step.params)) p->gemm_tiling = options.gemm_tiling;
     }
   } else if (options.tune_gemm) {
-    EF_RETURN_IF_ERROR(tune_gemm(*state));
+    EF_RETURN_IF_ERROR(tune_or_load_gemm(*state, inputs));
   }
   return states.emplace(std::move(signature), std::move(state)).first->second.get();
 }
@@ -178,6 +180,51 @@ Status CudaExecutor::Impl::tune_gemm(ShapeState& state) {
   report(make_message("tuned the tiling of ", tuned, " GEMM steps in ",
                       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
                       " ms"));
+  return Status::ok();
+}
+
+Status CudaExecutor::Impl::tune_or_load_gemm(ShapeState& state, std::span<const TensorDesc> inputs) {
+  std::optional<gpu::PlanCache> cache;
+  std::string key;
+  const auto gemm_steps = [&](const auto& visit) {
+    for (gpu::LoweredStep& step : state.lowered.steps) {
+      if (auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params)) visit(step.node, p->gemm_tiling);
+      if (auto* p = std::get_if<gpu::ConvGemmStep>(&step.params)) visit(step.node, p->gemm_tiling);
+    }
+  };
+  if (!options.plan_cache_dir.empty()) {
+    cache.emplace(options.plan_cache_dir);
+    key = gpu::gemm_plan_key(*graph, inputs, device_key, options.fp16, state.lowered.options.f32_values);
+    if (std::optional<std::vector<gpu::NodeTiling>> hit = cache->load_gemm_tilings(key, *graph)) {
+      std::map<NodeId, int32_t> index;
+      for (const gpu::NodeTiling& t : *hit) {
+        for (int i = 0; i < gpu::kGemmTilingCount; ++i) {
+          const gpu::GemmTiling& k = gpu::kGemmTilings[i];
+          if (k.rows == t.tiling.rows && k.columns == t.tiling.columns && k.k_splits == t.tiling.k_splits &&
+              k.stage_channels == t.tiling.stage_channels) {
+            index[t.node] = i;
+          }
+        }
+      }
+      bool complete = true;
+      gemm_steps([&](NodeId node, int32_t&) { complete = complete && index.count(node) == 1; });
+      if (complete) {
+        gemm_steps([&](NodeId node, int32_t& tiling) { tiling = index[node]; });
+        report(make_message("GEMM tilings loaded from ", cache->entry_path(key).string()));
+        return Status::ok();
+      }
+    }
+  }
+  EF_RETURN_IF_ERROR(tune_gemm(state));
+  if (cache) {
+    std::vector<gpu::NodeTiling> chosen;
+    gemm_steps([&](NodeId node, int32_t& tiling) {
+      chosen.push_back(gpu::NodeTiling{node, gpu::kGemmTilings[tiling]});
+    });
+    const Status stored = cache->store_gemm_tilings(key, *graph, chosen);
+    report(stored.is_ok() ? make_message("GEMM tilings stored in ", cache->entry_path(key).string())
+                          : make_message("GEMM tilings not cached: ", stored.message()));
+  }
   return Status::ok();
 }
 

@@ -82,6 +82,22 @@ std::pair<std::string, std::string> split_first(const std::string& line) {
   return {line.substr(0, space), line.substr(space + 1)};
 }
 
+std::string tiling_text(const GemmTiling& t) {
+  return std::to_string(t.rows) + "x" + std::to_string(t.columns) + "/" + std::to_string(t.k_splits) + "/" +
+         std::to_string(t.stage_channels);
+}
+
+// Nodes by name; a name several nodes share names none (an entry naming it then misses).
+std::unordered_map<std::string, NodeId> nodes_by_name(const Graph& graph) {
+  std::unordered_map<std::string, NodeId> by_name;
+  std::vector<std::string> shared;
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    if (!by_name.emplace(graph.nodes()[n].name, static_cast<NodeId>(n)).second) shared.push_back(graph.nodes()[n].name);
+  }
+  for (const std::string& name : shared) by_name.erase(name);
+  return by_name;
+}
+
 }  // namespace
 
 std::string graph_fingerprint(const Graph& graph) {
@@ -124,13 +140,34 @@ std::string fp16_plan_key(const Graph& graph, std::span<const TensorDesc> inputs
   return key.str();
 }
 
+std::string gemm_plan_key(const Graph& graph, std::span<const TensorDesc> inputs, const std::string& device, bool fp16,
+                          std::span<const uint8_t> f32_values) {
+  std::ostringstream key;
+  key << "kind=gemm-tilings\n";
+  key << "graph=" << graph_fingerprint(graph) << "\n";
+  for (size_t i = 0; i < inputs.size(); ++i) key << "input" << i << "=" << inputs[i].to_string() << "\n";
+  key << "device=" << device << "\n";
+  key << "precision=" << (fp16 ? "fp16" : "fp32") << "\n";
+  if (fp16) {
+    Fnv1a kept;
+    for (size_t v = 0; v < f32_values.size(); ++v) {
+      if (f32_values[v] != 0) kept.value(v);
+    }
+    key << "f32_values=" << kept.hex() << "\n";
+  }
+  key << "tilings=";
+  for (const GemmTiling& t : kGemmTilings) key << " " << tiling_text(t);
+  key << "\n";
+  return key.str();
+}
+
 std::filesystem::path PlanCache::entry_path(const std::string& key) const {
   Fnv1a h;
   h.text(key);
   return directory_ / (h.hex() + ".plan");
 }
 
-std::optional<Fp16Calibration> PlanCache::load_fp16(const std::string& key, const Graph& graph) const {
+std::optional<std::vector<std::string>> PlanCache::read_entry(const std::string& key) const {
   std::ifstream in(entry_path(key));
   if (!in) return std::nullopt;
   std::string line;
@@ -140,12 +177,46 @@ std::optional<Fp16Calibration> PlanCache::load_fp16(const std::string& key, cons
   while (std::getline(expected_key, expected)) {
     if (!std::getline(in, line) || line != "key " + expected) return std::nullopt;
   }
-  std::unordered_map<std::string, NodeId> node_by_name;
-  for (size_t n = 0; n < graph.nodes().size(); ++n) node_by_name.emplace(graph.nodes()[n].name, static_cast<NodeId>(n));
+  std::vector<std::string> body;
+  while (std::getline(in, line)) body.push_back(line);
+  return body;
+}
+
+Status PlanCache::write_entry(const std::string& key, const std::string& body) const {
+  std::error_code error;
+  std::filesystem::create_directories(directory_, error);
+  if (error) return io_error("plan cache: cannot create ", directory_.string(), ": ", error.message());
+  std::ostringstream text;
+  text << kHeader << "\n";
+  std::istringstream key_lines(key);
+  std::string line;
+  while (std::getline(key_lines, line)) text << "key " << line << "\n";
+  text << body;
+  const std::filesystem::path path = entry_path(key);
+  std::filesystem::path temporary = path;
+  temporary += ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text.str();
+    out.flush();
+    if (!out) return io_error("plan cache: cannot write ", temporary.string());
+  }
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary, error);
+    return io_error("plan cache: cannot replace ", path.string());
+  }
+  return Status::ok();
+}
+
+std::optional<Fp16Calibration> PlanCache::load_fp16(const std::string& key, const Graph& graph) const {
+  const std::optional<std::vector<std::string>> body = read_entry(key);
+  if (!body) return std::nullopt;
+  const std::unordered_map<std::string, NodeId> node_by_name = nodes_by_name(graph);
   Fp16Calibration c;
   c.f32_values.assign(graph.values().size(), 0);
   bool complete = false;
-  while (std::getline(in, line)) {
+  for (const std::string& line : *body) {
     const auto [word, rest] = split_first(line);
     if (word == "kept_value") {
       const std::optional<ValueId> v = graph.find_value(rest);
@@ -175,38 +246,53 @@ std::optional<Fp16Calibration> PlanCache::load_fp16(const std::string& key, cons
 }
 
 Status PlanCache::store_fp16(const std::string& key, const Graph& graph, const Fp16Calibration& calibration) const {
-  std::error_code error;
-  std::filesystem::create_directories(directory_, error);
-  if (error) return io_error("plan cache: cannot create ", directory_.string(), ": ", error.message());
-  std::ostringstream text;
-  text << kHeader << "\n";
-  std::istringstream key_lines(key);
-  std::string line;
-  while (std::getline(key_lines, line)) text << "key " << line << "\n";
+  std::ostringstream body;
   for (size_t v = 0; v < calibration.f32_values.size() && v < graph.values().size(); ++v) {
-    if (calibration.f32_values[v] != 0) text << "kept_value " << graph.values()[v].name << "\n";
+    if (calibration.f32_values[v] != 0) body << "kept_value " << graph.values()[v].name << "\n";
   }
-  for (NodeId n : calibration.kept_nodes) text << "kept_node " << graph.node(n).name << "\n";
-  text << "all_half_error " << format_double(calibration.all_half_error) << "\n";
-  for (double e : calibration.errors) text << "step_error " << format_double(e) << "\n";
-  text << "error " << format_double(calibration.error) << "\n";
-  text << "evaluations " << calibration.evaluations << "\n";
-  text << "end\n";
-  const std::filesystem::path path = entry_path(key);
-  std::filesystem::path temporary = path;
-  temporary += ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text.str();
-    out.flush();
-    if (!out) return io_error("plan cache: cannot write ", temporary.string());
+  for (NodeId n : calibration.kept_nodes) body << "kept_node " << graph.node(n).name << "\n";
+  body << "all_half_error " << format_double(calibration.all_half_error) << "\n";
+  for (double e : calibration.errors) body << "step_error " << format_double(e) << "\n";
+  body << "error " << format_double(calibration.error) << "\n";
+  body << "evaluations " << calibration.evaluations << "\n";
+  body << "end\n";
+  return write_entry(key, body.str());
+}
+
+// Lines "tiling <rows>x<columns>/<splits>/<stage channels> <node name>" (the name last: it may hold spaces).
+std::optional<std::vector<NodeTiling>> PlanCache::load_gemm_tilings(const std::string& key, const Graph& graph) const {
+  const std::optional<std::vector<std::string>> body = read_entry(key);
+  if (!body) return std::nullopt;
+  const std::unordered_map<std::string, NodeId> node_by_name = nodes_by_name(graph);
+  std::vector<NodeTiling> tilings;
+  bool complete = false;
+  for (const std::string& line : *body) {
+    const auto [word, rest] = split_first(line);
+    if (word == "end") {
+      complete = true;
+      break;
+    }
+    if (word != "tiling") return std::nullopt;
+    const auto [shape, name] = split_first(rest);
+    const GemmTiling* tiling = nullptr;
+    for (const GemmTiling& t : kGemmTilings) {
+      if (tiling_text(t) == shape) tiling = &t;
+    }
+    const auto node = node_by_name.find(name);
+    if (tiling == nullptr || node == node_by_name.end()) return std::nullopt;
+    tilings.push_back(NodeTiling{node->second, *tiling});
   }
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    return io_error("plan cache: cannot replace ", path.string());
-  }
-  return Status::ok();
+  if (!complete) return std::nullopt;  // truncated
+  return tilings;
+}
+
+Status PlanCache::store_gemm_tilings(const std::string& key, const Graph& graph,
+                                     std::span<const NodeTiling> tilings) const {
+  std::ostringstream body;
+  for (const NodeTiling& t : tilings)
+    body << "tiling " << tiling_text(t.tiling) << " " << graph.node(t.node).name << "\n";
+  body << "end\n";
+  return write_entry(key, body.str());
 }
 
 std::filesystem::path default_plan_cache_directory() {

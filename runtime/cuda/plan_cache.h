@@ -1,6 +1,7 @@
 // The on-disk cache of what a GPU plan costs to work out once, so that a restarted daemon does not
-// pay for it again: today the fp16 calibration (fp16_calibration.h), which runs the model about
-// ten times on the first frame of each input shape.
+// pay for it again: the fp16 calibration (fp16_calibration.h), which runs the model about ten times
+// on the first frame of each input shape, and the GEMM tilings timing picked for each Conv
+// (conv_gemm.h; CudaExecutorOptions::tune_gemm), which also makes a restart compute the same bits.
 //
 // An entry is keyed by everything its result depends on: the graph (graph_fingerprint: nodes,
 // attributes, value descriptions and constant bytes), the input shapes, the device (name and
@@ -16,7 +17,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "runtime/cuda/conv_gemm.h"
 #include "runtime/cuda/fp16_calibration.h"
 #include "runtime/graph.h"
 #include "runtime/status.h"
@@ -31,6 +34,17 @@ std::string graph_fingerprint(const Graph& graph);
 std::string fp16_plan_key(const Graph& graph, std::span<const TensorDesc> inputs, const std::string& device,
                           const Fp16CalibrationOptions& options);
 
+// What the GEMM tilings timed for a plan depend on: the graph, the input shapes, the device, driver
+// and runtime, the precision, the values an fp16 plan keeps in f32, and the tilings compiled in.
+std::string gemm_plan_key(const Graph& graph, std::span<const TensorDesc> inputs, const std::string& device, bool fp16,
+                          std::span<const uint8_t> f32_values);
+
+// A Conv node and the tiling its GEMM step runs in.
+struct NodeTiling {
+  NodeId node = -1;
+  GemmTiling tiling;
+};
+
 class PlanCache {
  public:
   explicit PlanCache(std::filesystem::path directory) : directory_(std::move(directory)) {}
@@ -44,7 +58,17 @@ class PlanCache {
   // Creates the directory when missing. Errors name the file.
   Status store_fp16(const std::string& key, const Graph& graph, const Fp16Calibration& calibration) const;
 
+  // The stored tilings for `key`, by node of `graph`; nothing on any kind of miss, a tiling that
+  // is not one of kGemmTilings included.
+  std::optional<std::vector<NodeTiling>> load_gemm_tilings(const std::string& key, const Graph& graph) const;
+  Status store_gemm_tilings(const std::string& key, const Graph& graph, std::span<const NodeTiling> tilings) const;
+
  private:
+  // The entry's lines after its header and key; nothing when missing or made for another key.
+  std::optional<std::vector<std::string>> read_entry(const std::string& key) const;
+  // Header, key and `body` (lines ending in "end"), written to a temporary file renamed into place.
+  Status write_entry(const std::string& key, const std::string& body) const;
+
   std::filesystem::path directory_;
 };
 

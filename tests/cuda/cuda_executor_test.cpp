@@ -312,6 +312,41 @@ TEST_CASE("an fp16 calibration is stored in the plan cache, and a second executo
   std::filesystem::remove_all(dir, ignored);
 }
 
+TEST_CASE(
+    "the GEMM tilings timing picks are stored in the plan cache; a restart loads them and computes the same bits") {
+  REQUIRE_CUDA_DEVICE();
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  std::mt19937 rng(14);
+  const Tensor frame = yolox_noise_frame(rng);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("edgefuse-gemm-plan-cache-" + std::to_string(rng()));
+  std::vector<std::string> progress;
+  const CudaExecutorOptions options{.plan_cache_dir = dir,
+                                    .progress = [&](const std::string& line) { progress.push_back(line); }};
+  const auto said = [&](const char* what) {
+    return std::any_of(progress.begin(), progress.end(),
+                       [&](const std::string& line) { return line.find(what) != std::string::npos; });
+  };
+  std::vector<Tensor> first;
+  {
+    Result<std::unique_ptr<CudaExecutor>> gpu = CudaExecutor::create(graph, options);
+    REQUIRE_MESSAGE(gpu.is_ok(), gpu.status().to_string());
+    first = run_on_gpu(**gpu, {frame});
+  }
+  CHECK(said("tuned the tiling of"));
+  CHECK(said("GEMM tilings stored in"));
+  CHECK_FALSE(said("GEMM tilings loaded from"));
+  progress.clear();
+  Result<std::unique_ptr<CudaExecutor>> again = CudaExecutor::create(graph, options);
+  REQUIRE_MESSAGE(again.is_ok(), again.status().to_string());
+  check_gpu_outputs(run_on_gpu(**again, {frame}), first, true, 0);
+  CHECK(said("GEMM tilings loaded from"));
+  CHECK_FALSE(said("tuned the tiling of"));
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
 TEST_CASE("a new input shape is planned and captured once, then reused") {
   REQUIRE_CUDA_DEVICE();
   GraphMaker m;

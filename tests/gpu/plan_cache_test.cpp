@@ -121,6 +121,62 @@ TEST_CASE("a stored fp16 calibration loads back onto the graph; other keys and b
   CHECK(cache.load_fp16(key, graph).has_value());
 }
 
+TEST_CASE("stored GEMM tilings load back by node; other keys, unknown tilings and names, and truncation miss") {
+  const TempDir dir;
+  const Graph graph = conv_pair();
+  const gpu::PlanCache cache(dir.path);
+  const std::string device = "NVIDIA H200 sm_90 driver 13000 runtime 13000";
+  const std::string key = gpu::gemm_plan_key(graph, kInputs, device, false, {});
+  CHECK_FALSE(cache.load_gemm_tilings(key, graph).has_value());
+
+  const std::vector<gpu::NodeTiling> stored = {{0, gpu::kGemmTilings[3]}, {1, gpu::kGemmTilings[5]}};
+  REQUIRE(cache.store_gemm_tilings(key, graph, stored).is_ok());
+  const std::optional<std::vector<gpu::NodeTiling>> loaded = cache.load_gemm_tilings(key, graph);
+  REQUIRE(loaded.has_value());
+  REQUIRE(loaded->size() == 2);
+  for (size_t i = 0; i < stored.size(); ++i) {
+    CHECK((*loaded)[i].node == stored[i].node);
+    CHECK((*loaded)[i].tiling.rows == stored[i].tiling.rows);
+    CHECK((*loaded)[i].tiling.columns == stored[i].tiling.columns);
+    CHECK((*loaded)[i].tiling.k_splits == stored[i].tiling.k_splits);
+    CHECK((*loaded)[i].tiling.stage_channels == stored[i].tiling.stage_channels);
+  }
+  // An fp16 calibration's entry for the same graph is another file.
+  CHECK(cache.entry_path(gpu::fp16_plan_key(graph, kInputs, device, {})) != cache.entry_path(key));
+
+  // Precision, the values fp16 keeps in f32, the device and the shapes are in the key.
+  std::vector<uint8_t> keep(graph.values().size(), 0);
+  const std::string fp16 = gpu::gemm_plan_key(graph, kInputs, device, true, keep);
+  keep[1] = 1;
+  CHECK(fp16 != key);
+  CHECK(gpu::gemm_plan_key(graph, kInputs, device, true, keep) != fp16);
+  CHECK(gpu::gemm_plan_key(graph, kInputs, "Orin sm_87 driver 11040 runtime 11040", false, {}) != key);
+  CHECK(gpu::gemm_plan_key(graph, {{TensorDesc{DType::kF32, {2, 4, 6, 6}}}}, device, false, {}) != key);
+  CHECK(key.find("tilings= 64x64/1/8 ") != std::string::npos);  // the compiled tilings, so a new set misses
+
+  // A graph without the stored names, a tiling this build lacks, two nodes of one name, or a
+  // truncated entry: misses.
+  CHECK_FALSE(cache.load_gemm_tilings(key, conv_pair(0.5f, "renamed")).has_value());
+  Graph shared_names = conv_pair();
+  shared_names.nodes()[1].name = shared_names.nodes()[0].name;
+  CHECK_FALSE(cache.load_gemm_tilings(key, shared_names).has_value());
+  const std::filesystem::path path = cache.entry_path(key);
+  std::stringstream whole;
+  whole << std::ifstream(path).rdbuf();
+  const std::string text = whole.str();
+  const auto write = [&](const std::string& contents) { std::ofstream(path, std::ios::trunc) << contents; };
+  std::string unknown = text;
+  const std::string first = "tiling " + std::to_string(gpu::kGemmTilings[3].rows) + "x";
+  REQUIRE(unknown.find(first) != std::string::npos);
+  unknown.replace(unknown.find(first), first.size(), "tiling 128x");
+  write(unknown);
+  CHECK_FALSE(cache.load_gemm_tilings(key, graph).has_value());
+  write(text.substr(0, text.find("end\n")));
+  CHECK_FALSE(cache.load_gemm_tilings(key, graph).has_value());
+  write(text);
+  CHECK(cache.load_gemm_tilings(key, graph).has_value());
+}
+
 TEST_CASE("the default plan cache directory follows EDGEFUSE_PLAN_CACHE, XDG_CACHE_HOME and HOME") {
   const auto get = [](const char* name) -> std::optional<std::string> {
     const char* value = std::getenv(name);
