@@ -19,6 +19,7 @@
 #include "pipeline/cli/common.h"
 #include "pipeline/json/json_writer.h"
 #include "runtime/cost_model.h"
+#include "runtime/cuda/lowering.h"
 #include "runtime/memory_plan.h"
 
 namespace edgefuse::cli {
@@ -50,6 +51,13 @@ struct InspectReport {
   int kernel_pairs_in_place = 0;  // fused plan: of those, pairs writing their output over their input
   int64_t flops_fused = 0;
   int64_t flops_unfused = 0;
+  // The fused graph lowered for the CUDA executor (fp32; gpu::lower_plan), known without a GPU.
+  int64_t gpu_kernels = 0;     // kernel steps per frame
+  int64_t gpu_conv_gemm = 0;   // of them, 1x1 and group-1 Convs as the tiled GEMM (conv_gemm.h)
+  int64_t gpu_depthwise = 0;   // depthwise Convs
+  int64_t gpu_fallbacks = 0;   // nodes run on the CPU between kernels
+  size_t gpu_arena_bytes = 0;  // device arena
+  size_t gpu_constant_bytes = 0;
   bool profiled = false;  // --profile: `profile` holds the time per op type
   std::vector<OpTime> profile;
 };
@@ -144,6 +152,21 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   Result<MemoryPlan> gpu_plan = plan_memory(*optimised, input_descs);
   if (!gpu_plan.is_ok()) return gpu_plan.status().with_context("planning the optimised graph for a GPU");
   report.moved_fused_gpu = gpu_plan->activation_bytes_moved;
+  Result<gpu::LoweredPlan> lowered = gpu::lower_plan(*optimised, std::move(*gpu_plan));
+  if (!lowered.is_ok()) return lowered.status().with_context("lowering the optimised graph for a GPU");
+  for (const gpu::LoweredStep& step : lowered->steps) {
+    if (step.is_fallback()) {
+      ++report.gpu_fallbacks;
+      continue;
+    }
+    ++report.gpu_kernels;
+    const bool gemm = std::holds_alternative<gpu::PointwiseConvStep>(step.params) ||
+                      std::holds_alternative<gpu::ConvGemmStep>(step.params);
+    report.gpu_conv_gemm += gemm ? 1 : 0;
+    report.gpu_depthwise += std::holds_alternative<gpu::DepthwiseConvStep>(step.params) ? 1 : 0;
+  }
+  report.gpu_arena_bytes = lowered->plan.arena_bytes;
+  report.gpu_constant_bytes = lowered->constants.size();
   report.moved_unfused = unfused_plan->activation_bytes_moved;
   report.arena_bytes = fused_plan->arena_bytes;
   report.unplanned_bytes = unfused_plan->unplanned_bytes;
@@ -224,6 +247,12 @@ void print_json(const std::string& model, const InspectReport& report, const Roo
   json.key("views").value(report.views);
   json.key("flops_fused").value(report.flops_fused);
   json.key("flops_unfused").value(report.flops_unfused);
+  json.key("gpu_kernels").value(report.gpu_kernels);
+  json.key("gpu_conv_gemm_kernels").value(report.gpu_conv_gemm);
+  json.key("gpu_depthwise_kernels").value(report.gpu_depthwise);
+  json.key("gpu_fallbacks").value(report.gpu_fallbacks);
+  json.key("gpu_arena_bytes").value(as_int(report.gpu_arena_bytes));
+  json.key("gpu_constant_bytes").value(as_int(report.gpu_constant_bytes));
   if (roof.board != nullptr) {
     json.key("roofline").begin_object();
     json.key("estimate").value(true);
@@ -324,6 +353,14 @@ void print_text(const std::string& model, const InspectReport& report, const Par
   std::printf("  weights                 %10.2f MiB\n", mib(report.weight_bytes));
   std::printf("arithmetic per inference: %.3f GFLOPs fused, %.3f unfused\n",
               static_cast<double>(report.flops_fused) * 1e-9, static_cast<double>(report.flops_unfused) * 1e-9);
+  std::printf("GPU plan (CUDA executor, fp32):\n");
+  std::printf("  kernels per frame       %10lld (%lld Conv GEMM, %lld depthwise, %lld other)\n",
+              static_cast<long long>(report.gpu_kernels), static_cast<long long>(report.gpu_conv_gemm),
+              static_cast<long long>(report.gpu_depthwise),
+              static_cast<long long>(report.gpu_kernels - report.gpu_conv_gemm - report.gpu_depthwise));
+  std::printf("  nodes on the CPU        %10lld\n", static_cast<long long>(report.gpu_fallbacks));
+  std::printf("  device arena            %10.2f MiB, constants %.2f MiB\n", mib(report.gpu_arena_bytes),
+              mib(report.gpu_constant_bytes));
 
   if (!report.profiled) return;
   std::printf("profile (median of %lld runs after %lld warm-up):\n", static_cast<long long>(args.get_int("runs")),
