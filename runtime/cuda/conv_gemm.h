@@ -39,6 +39,18 @@ inline constexpr GemmTiling kGemmTilings[] = {
 };
 inline constexpr int kGemmTilingCount = static_cast<int>(sizeof(kGemmTilings) / sizeof(kGemmTilings[0]));
 
+// Where `t` is in kGemmTilings, or -1.
+inline int gemm_tiling_index(const GemmTiling& t) {
+  for (int i = 0; i < kGemmTilingCount; ++i) {
+    const GemmTiling& k = kGemmTilings[i];
+    if (k.rows == t.rows && k.columns == t.columns && k.k_splits == t.k_splits &&
+        k.stage_channels == t.stage_channels) {
+      return i;
+    }
+  }
+  return -1;
+}
+
 // The tiling with the least estimated time for an [M x K] by [K x P] product per image on
 // `multiprocessors` multiprocessors: waves of blocks (4 resident per multiprocessor) times the
 // staging steps each block takes, plus one step's worth for summing split partial tiles. Ties go

@@ -24,6 +24,16 @@ Status launch_step(const Step& step, cudaStream_t stream) {
   return Status::ok();
 }
 
+// Calls visit(step, params) for each step of `lowered` the tiled Conv GEMM runs (conv_gemm.h),
+// params being its PointwiseConvStep or ConvGemmStep.
+template <typename Visit>
+void for_each_gemm_step(gpu::LoweredPlan& lowered, const Visit& visit) {
+  for (gpu::LoweredStep& step : lowered.steps) {
+    if (auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params)) visit(step, *p);
+    if (auto* p = std::get_if<gpu::ConvGemmStep>(&step.params)) visit(step, *p);
+  }
+}
+
 // Everything one input-shape signature needs on the device.
 struct ShapeState {
   gpu::LoweredPlan lowered;
@@ -142,10 +152,8 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
   }
   EF_RETURN_IF_ERROR(build(*state, inputs, lowering));
   if (options.gemm_tiling >= 0) {
-    for (gpu::LoweredStep& step : state->lowered.steps) {
-      if (auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params)) p->gemm_tiling = options.gemm_tiling;
-      if (auto* p = std::get_if<gpu::ConvGemmStep>(&step.params)) p->gemm_tiling = options.gemm_tiling;
-    }
+    for_each_gemm_step(state->lowered,
+                       [&](gpu::LoweredStep&, auto& params) { params.gemm_tiling = options.gemm_tiling; });
   } else if (options.tune_gemm) {
     EF_RETURN_IF_ERROR(tune_or_load_gemm(*state, inputs));
   }
@@ -156,26 +164,18 @@ Status CudaExecutor::Impl::tune_gemm(ShapeState& state) {
   constexpr int kLaunches = 10;  // per tiling, after one warm-up: a few microseconds each
   const auto start = std::chrono::steady_clock::now();
   int tuned = 0;
-  Status status = Status::ok();
-  for (gpu::LoweredStep& step : state.lowered.steps) {
-    std::visit(
-        [&](auto& params) {
-          using Step = std::decay_t<decltype(params)>;
-          if constexpr (std::is_same_v<Step, gpu::PointwiseConvStep> || std::is_same_v<Step, gpu::ConvGemmStep>) {
-            if (!status.is_ok()) return;
-            float ms[gpu::kGemmTilingCount] = {};
-            const Step bound = std::get<Step>(gpu::bind_step(step, state.bindings));
-            if (const int error = gpu::time_gemm_tilings(bound, stream, kLaunches, ms); error != 0) {
-              status = Status(StatusCode::kInternal, make_message("timing GEMM tilings: ",
-                                                                  cudaGetErrorString(static_cast<cudaError_t>(error))));
-              return;
-            }
-            params.gemm_tiling = static_cast<int32_t>(std::min_element(std::begin(ms), std::end(ms)) - std::begin(ms));
-            ++tuned;
-          }
-        },
-        step.params);
-    EF_RETURN_IF_ERROR(status);
+  int error = 0;  // the first cudaError_t
+  for_each_gemm_step(state.lowered, [&](gpu::LoweredStep& step, auto& params) {
+    using Step = std::decay_t<decltype(params)>;
+    float ms[gpu::kGemmTilingCount] = {};
+    if (error != 0) return;
+    error = gpu::time_gemm_tilings(std::get<Step>(gpu::bind_step(step, state.bindings)), stream, kLaunches, ms);
+    params.gemm_tiling = static_cast<int32_t>(std::min_element(std::begin(ms), std::end(ms)) - std::begin(ms));
+    ++tuned;
+  });
+  if (error != 0) {
+    return Status(StatusCode::kInternal,
+                  make_message("timing GEMM tilings: ", cudaGetErrorString(static_cast<cudaError_t>(error))));
   }
   report(make_message("tuned the tiling of ", tuned, " GEMM steps in ",
                       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
@@ -186,30 +186,19 @@ Status CudaExecutor::Impl::tune_gemm(ShapeState& state) {
 Status CudaExecutor::Impl::tune_or_load_gemm(ShapeState& state, std::span<const TensorDesc> inputs) {
   std::optional<gpu::PlanCache> cache;
   std::string key;
-  const auto gemm_steps = [&](const auto& visit) {
-    for (gpu::LoweredStep& step : state.lowered.steps) {
-      if (auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params)) visit(step.node, p->gemm_tiling);
-      if (auto* p = std::get_if<gpu::ConvGemmStep>(&step.params)) visit(step.node, p->gemm_tiling);
-    }
-  };
   if (!options.plan_cache_dir.empty()) {
     cache.emplace(options.plan_cache_dir);
     key = gpu::gemm_plan_key(*graph, inputs, device_key, options.fp16, state.lowered.options.f32_values);
     if (std::optional<std::vector<gpu::NodeTiling>> hit = cache->load_gemm_tilings(key, *graph)) {
-      std::map<NodeId, int32_t> index;
-      for (const gpu::NodeTiling& t : *hit) {
-        for (int i = 0; i < gpu::kGemmTilingCount; ++i) {
-          const gpu::GemmTiling& k = gpu::kGemmTilings[i];
-          if (k.rows == t.tiling.rows && k.columns == t.tiling.columns && k.k_splits == t.tiling.k_splits &&
-              k.stage_channels == t.tiling.stage_channels) {
-            index[t.node] = i;
-          }
-        }
-      }
+      std::map<NodeId, int> index;
+      for (const gpu::NodeTiling& t : *hit) index[t.node] = gpu::gemm_tiling_index(t.tiling);
       bool complete = true;
-      gemm_steps([&](NodeId node, int32_t&) { complete = complete && index.count(node) == 1; });
+      for_each_gemm_step(state.lowered, [&](gpu::LoweredStep& step, auto&) {
+        complete = complete && index.count(step.node) == 1 && index[step.node] >= 0;
+      });
       if (complete) {
-        gemm_steps([&](NodeId node, int32_t& tiling) { tiling = index[node]; });
+        for_each_gemm_step(state.lowered,
+                           [&](gpu::LoweredStep& step, auto& params) { params.gemm_tiling = index[step.node]; });
         report(make_message("GEMM tilings loaded from ", cache->entry_path(key).string()));
         return Status::ok();
       }
@@ -218,8 +207,8 @@ Status CudaExecutor::Impl::tune_or_load_gemm(ShapeState& state, std::span<const 
   EF_RETURN_IF_ERROR(tune_gemm(state));
   if (cache) {
     std::vector<gpu::NodeTiling> chosen;
-    gemm_steps([&](NodeId node, int32_t& tiling) {
-      chosen.push_back(gpu::NodeTiling{node, gpu::kGemmTilings[tiling]});
+    for_each_gemm_step(state.lowered, [&](gpu::LoweredStep& step, auto& params) {
+      chosen.push_back(gpu::NodeTiling{step.node, gpu::kGemmTilings[params.gemm_tiling]});
     });
     const Status stored = cache->store_gemm_tilings(key, *graph, chosen);
     report(stored.is_ok() ? make_message("GEMM tilings stored in ", cache->entry_path(key).string())

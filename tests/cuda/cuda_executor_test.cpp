@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -269,20 +270,37 @@ TEST_CASE("YOLOX-nano in fp16 on the GPU: the first frame calibrates which layer
   }
 }
 
+// A plan cache directory of a test's own, removed afterwards, and the lines executors report.
+struct PlanCacheScratch {
+  std::filesystem::path dir;
+  std::vector<std::string> progress;
+
+  explicit PlanCacheScratch(uint32_t seed)
+      : dir(std::filesystem::temp_directory_path() / ("edgefuse-cuda-plan-cache-" + std::to_string(seed))) {}
+  ~PlanCacheScratch() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+  std::function<void(const std::string&)> reporter() {
+    return [this](const std::string& line) { progress.push_back(line); };
+  }
+  bool said(const char* what) const {
+    return std::any_of(progress.begin(), progress.end(),
+                       [&](const std::string& line) { return line.find(what) != std::string::npos; });
+  }
+};
+
 TEST_CASE("an fp16 calibration is stored in the plan cache, and a second executor loads it instead of running") {
   REQUIRE_CUDA_DEVICE();
   ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
   const std::shared_ptr<const Graph> graph = fused_model(path);
   std::mt19937 rng(12);
   const Tensor frame = yolox_noise_frame(rng);
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("edgefuse-cuda-plan-cache-" + std::to_string(rng()));
-  std::vector<std::string> progress;
+  PlanCacheScratch cache(rng());
+  const std::vector<std::string>& progress = cache.progress;
   // GEMM tilings by the cost model: timing could choose differently for the second executor.
-  const CudaExecutorOptions options{.fp16 = true,
-                                    .plan_cache_dir = dir,
-                                    .progress = [&](const std::string& line) { progress.push_back(line); },
-                                    .tune_gemm = false};
+  const CudaExecutorOptions options{
+      .fp16 = true, .plan_cache_dir = cache.dir, .progress = cache.reporter(), .tune_gemm = false};
   std::vector<Tensor> first_outputs;
   gpu::Fp16Calibration first;
   {
@@ -308,8 +326,6 @@ TEST_CASE("an fp16 calibration is stored in the plan cache, and a second executo
   });
   REQUIRE(last_calibration != progress.rend());
   CHECK(last_calibration->find("loaded from") != std::string::npos);
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
 }
 
 TEST_CASE(
@@ -319,15 +335,9 @@ TEST_CASE(
   const std::shared_ptr<const Graph> graph = fused_model(path);
   std::mt19937 rng(14);
   const Tensor frame = yolox_noise_frame(rng);
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("edgefuse-gemm-plan-cache-" + std::to_string(rng()));
-  std::vector<std::string> progress;
-  const CudaExecutorOptions options{.plan_cache_dir = dir,
-                                    .progress = [&](const std::string& line) { progress.push_back(line); }};
-  const auto said = [&](const char* what) {
-    return std::any_of(progress.begin(), progress.end(),
-                       [&](const std::string& line) { return line.find(what) != std::string::npos; });
-  };
+  PlanCacheScratch cache(rng());
+  const CudaExecutorOptions options{.plan_cache_dir = cache.dir, .progress = cache.reporter()};
+  const auto said = [&](const char* what) { return cache.said(what); };
   std::vector<Tensor> first;
   {
     Result<std::unique_ptr<CudaExecutor>> gpu = CudaExecutor::create(graph, options);
@@ -337,14 +347,12 @@ TEST_CASE(
   CHECK(said("tuned the tiling of"));
   CHECK(said("GEMM tilings stored in"));
   CHECK_FALSE(said("GEMM tilings loaded from"));
-  progress.clear();
+  cache.progress.clear();
   Result<std::unique_ptr<CudaExecutor>> again = CudaExecutor::create(graph, options);
   REQUIRE_MESSAGE(again.is_ok(), again.status().to_string());
   check_gpu_outputs(run_on_gpu(**again, {frame}), first, true, 0);
   CHECK(said("GEMM tilings loaded from"));
   CHECK_FALSE(said("tuned the tiling of"));
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
 }
 
 TEST_CASE("a new input shape is planned and captured once, then reused") {
