@@ -3,6 +3,8 @@
 // are one 16-byte read) and of X into shared memory, while the next stage's values are already on
 // their way into registers; double buffering leaves one __syncthreads per stage. Operands are read
 // through Operands::load, so f32 and fp16 storage share the kernel; all arithmetic is f32.
+#include <utility>
+
 #include <cuda_runtime.h>
 
 #include "runtime/cuda/conv_gemm.h"
@@ -239,34 +241,38 @@ int launch(const View& v, int64_t batch, int64_t out_channels, cudaStream_t stre
   return static_cast<int>(cudaGetLastError());
 }
 
+template <typename View, int kIndex>
+int launch_tiling(const View& v, int64_t batch, int64_t out_channels, cudaStream_t stream) {
+  constexpr GemmTiling t = kGemmTilings[kIndex];
+  return launch<View, t.rows, t.columns, t.k_splits, t.stage_channels>(v, batch, out_channels, stream);
+}
+
+// The launch of kGemmTilings[index], one instantiation per entry of the table.
+template <typename View, int... kIndex>
+int launch_index(int index, const View& v, int64_t batch, int64_t out_channels, cudaStream_t stream,
+                 std::integer_sequence<int, kIndex...>) {
+  int result = static_cast<int>(cudaErrorInvalidConfiguration);
+  (void)((index == kIndex ? (result = launch_tiling<View, kIndex>(v, batch, out_channels, stream), true) : false) ||
+         ...);
+  return result;
+}
+
 template <typename View>
 int launch_view(const View& v, int64_t batch, int64_t out_channels, void* stream) {
   if (batch == 0 || out_channels == 0 || v.positions() == 0) return 0;
-  int device = 0;
-  int multiprocessors = 0;
-  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return static_cast<int>(e);
-  if (const cudaError_t e = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
-      e != cudaSuccess) {
-    return static_cast<int>(e);
+  int index = v.s.gemm_tiling;
+  if (index < 0 || index >= kGemmTilingCount) {  // the cost model's, for this device's multiprocessors
+    int device = 0;
+    int multiprocessors = 0;
+    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return static_cast<int>(e);
+    if (const cudaError_t e = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
+        e != cudaSuccess) {
+      return static_cast<int>(e);
+    }
+    index = gemm_tiling_index(choose_gemm_tiling(batch, out_channels, v.depth(), v.positions(), multiprocessors));
   }
-  const GemmTiling tiling = v.s.gemm_tiling >= 0 && v.s.gemm_tiling < kGemmTilingCount
-                                ? kGemmTilings[v.s.gemm_tiling]
-                                : choose_gemm_tiling(batch, out_channels, v.depth(), v.positions(), multiprocessors);
-  const auto s = static_cast<cudaStream_t>(stream);
-  static_assert(kGemmTilingCount == 8, "one launch per tiling below");
-  const auto is = [&](int rows, int columns, int splits, int stage) {
-    return tiling.rows == rows && tiling.columns == columns && tiling.k_splits == splits &&
-           tiling.stage_channels == stage;
-  };
-  if (is(64, 64, 1, 8)) return launch<View, 64, 64, 1, 8>(v, batch, out_channels, s);
-  if (is(32, 64, 2, 8)) return launch<View, 32, 64, 2, 8>(v, batch, out_channels, s);
-  if (is(32, 32, 4, 8)) return launch<View, 32, 32, 4, 8>(v, batch, out_channels, s);
-  if (is(16, 64, 4, 8)) return launch<View, 16, 64, 4, 8>(v, batch, out_channels, s);
-  if (is(16, 32, 8, 8)) return launch<View, 16, 32, 8, 8>(v, batch, out_channels, s);
-  if (is(64, 64, 1, 32)) return launch<View, 64, 64, 1, 32>(v, batch, out_channels, s);
-  if (is(32, 64, 2, 16)) return launch<View, 32, 64, 2, 16>(v, batch, out_channels, s);
-  if (is(32, 32, 4, 16)) return launch<View, 32, 32, 4, 16>(v, batch, out_channels, s);
-  return static_cast<int>(cudaErrorInvalidConfiguration);
+  return launch_index(index, v, batch, out_channels, static_cast<cudaStream_t>(stream),
+                      std::make_integer_sequence<int, kGemmTilingCount>{});
 }
 
 // Keeps the stream busy for `cycles` clock cycles of one multiprocessor.
