@@ -1,8 +1,8 @@
-// GPU latency and throughput of the detector models on the CUDA executor: fp32 and fp16, fused vs unfused
-// (the imported graph), CUDA graph replay vs step-by-step launches, the specialised Conv kernels vs
-// the general one, YOLOX with the row filter and NMS on the device, batch 1, 4 and 16, with the
-// CPU executor (fused, same run) as the baseline. Prints a Markdown table and one JSON object
-// per configuration; scripts/gpu-check.sh records both. Exits 2 when no CUDA device is visible.
+// GPU latency and throughput of the detector models on the CUDA executor: fp32 and fp16 (tensor cores or
+// f32 math), fused vs unfused (the imported graph), CUDA graph replay vs step-by-step launches, the
+// specialised Conv kernels vs the general one, YOLOX with the row filter and NMS on the device, batch 1, 4 and 16, with
+// the CPU executor (fused, same run) as the baseline. Prints a Markdown table and one JSON object per configuration;
+// scripts/gpu-check.sh records both. Exits 2 when no CUDA device is visible.
 //
 //   bench_cuda [--assets DIR] [--runs N] [--warmup N]
 #include <chrono>
@@ -130,11 +130,12 @@ int run(const cli::ParsedArgs& args) {
               devices[0].name.c_str(), devices[0].compute_major, devices[0].compute_minor, compiler_description(),
               static_cast<long long>(runs), static_cast<long long>(warmup));
   std::printf(
-      "| model | CPU fused (ms) | GPU fused, CUDA graph (ms) | GPU fused fp16, CUDA graph (ms) | device time fp32 / "
-      "fp16 (ms) | GPU fused, CUDA graph, GEMM tiles by cost model, not timed (ms) | GPU fused, launches (ms) | GPU "
+      "| model | CPU fused (ms) | GPU fused, CUDA graph (ms) | GPU fused fp16, CUDA graph (ms) | GPU fused fp16, f32 "
+      "math (no tensor cores) (ms) | device time fp32 / fp16 (ms) | GPU fused, CUDA graph, GEMM tiles by cost model, "
+      "not timed (ms) | GPU fused, launches (ms) | GPU "
       "fused, general conv kernel only (ms) | GPU unfused, CUDA graph (ms) | unfused / fused | CPU / GPU | batch 4 "
       "(img/s) | batch 16 (img/s) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<std::string> notes;
   for (const BenchModel& model : kBenchModels) {
     const std::filesystem::path path = assets / model.relative_path;
@@ -171,6 +172,9 @@ int run(const cli::ParsedArgs& args) {
     fp16.fp16 = true;
     const Samples gpu_fp16 = gpu_samples(fused, one, fp16, warmup, runs, &calibration, &device_fp16);
     if (!calibration.empty()) notes.push_back(make_message(model.label, ": ", calibration));
+    CudaExecutorOptions fp16_f32_math = fp16;
+    fp16_f32_math.tensor_cores = false;
+    const Samples gpu_fp16_f32_math = gpu_samples(fused, one, fp16_f32_math, warmup, runs);
     CudaExecutorOptions launches = graphed;
     launches.use_cuda_graph = false;
     const Samples gpu_launches = gpu_samples(fused, one, launches, warmup, runs);
@@ -211,6 +215,7 @@ int run(const cli::ParsedArgs& args) {
     print_json(model.label, "CPU fused", 1, cpu_fused);
     print_json(model.label, "fused, CUDA graph", 1, gpu_graph);
     print_json(model.label, "fused fp16, CUDA graph", 1, gpu_fp16);
+    print_json(model.label, "fused fp16, f32 math, CUDA graph", 1, gpu_fp16_f32_math);
     print_json(model.label, "fused, CUDA graph, device time", 1, device_graph);
     print_json(model.label, "fused fp16, CUDA graph, device time", 1, device_fp16);
     print_json(model.label, "fused, CUDA graph, GEMM tiles by cost model", 1, gpu_untuned);
@@ -221,10 +226,10 @@ int run(const cli::ParsedArgs& args) {
       print_json(model.label, "fused, CUDA graph, row filter", 1, gpu_filtered);
       print_json(model.label, "fused, CUDA graph, row filter + NMS", 1, gpu_nms);
     }
-    std::printf("| %s | %s | %s | %s | %.3f / %.3f | %s | %s | %s | %s | %s | %s | %s | %s |\n", model.label,
+    std::printf("| %s | %s | %s | %s | %s | %.3f / %.3f | %s | %s | %s | %s | %s | %s | %s | %s |\n", model.label,
                 latency_cell(cpu_fused, 2).c_str(), latency_cell(gpu_graph, 3).c_str(),
-                latency_cell(gpu_fp16, 3).c_str(), median(device_graph), median(device_fp16),
-                latency_cell(gpu_untuned, 3).c_str(), latency_cell(gpu_launches, 3).c_str(),
+                latency_cell(gpu_fp16, 3).c_str(), latency_cell(gpu_fp16_f32_math, 3).c_str(), median(device_graph),
+                median(device_fp16), latency_cell(gpu_untuned, 3).c_str(), latency_cell(gpu_launches, 3).c_str(),
                 latency_cell(gpu_general, 3).c_str(), latency_cell(gpu_unfused, 3).c_str(),
                 median_ratio_cell(gpu_unfused, gpu_graph).c_str(), median_ratio_cell(cpu_fused, gpu_graph).c_str(),
                 throughput[0].c_str(), throughput[1].c_str());

@@ -24,7 +24,7 @@ struct ModelConfig {
   std::string family = "auto";     // auto | yolox | blazeface
   std::filesystem::path labels;    // optional labels file (one per line), absolute after parsing; exists if given
   std::string device = "cpu";      // cpu | cuda | auto
-  std::string precision = "fp32";  // fp32 | fp16 (GPU activation storage; the CPU runs fp32)
+  std::string precision = "fp32";  // fp32 | fp16 (GPU activation storage and tensor cores; the CPU runs fp32)
   int threads = 0;                 // 0..256, 0 = one per core
   double score_threshold = 0.3;    // [0,1]
   double iou_threshold = 0.45;     // [0,1]

@@ -63,9 +63,10 @@ const std::array kModelFields = {
                             .type = kChoice,
                             .choices = "fp32|fp16",
                             .description = "On the GPU, fp16 stores activations as 16-bit floats (about half "
-                                           "the memory traffic; math and weights stay fp32, and the first "
-                                           "frame picks the few layers whose inputs stay fp32). The CPU "
-                                           "runs fp32."},
+                                           "the memory traffic; the first frame picks the few layers whose "
+                                           "inputs stay fp32). Dense Convs on fp16 inputs may multiply on "
+                                           "tensor cores, summing in fp32, weights kept to about 22 bits; "
+                                           "the rest of the math is fp32. The CPU runs fp32."},
                            &ModelConfig::precision},
     FieldSpec<ModelConfig>{{.key = "threads",
                             .type = kInt,

@@ -10,7 +10,8 @@
 namespace edgefuse::gpu {
 
 struct ConvGemmStep : ConvStep {
-  int32_t gemm_tiling = -1;  // the kGemmTilings index to launch (conv_gemm.h), -1: the cost model's
+  int32_t gemm_tiling = -1;   // the kGemmTilings index to launch (conv_gemm.h), -1: the cost model's
+  bool tensor_cores = false;  // X is binary16 and W fits it: the tensor-core tilings may run the step
 };
 
 }  // namespace edgefuse::gpu

@@ -73,7 +73,8 @@ struct CudaExecutor::Impl {
   std::map<std::vector<Shape>, std::unique_ptr<ShapeState>> states;
   ShapeState* last = nullptr;
   bool last_used_graph = false;
-  std::string device_key;  // the device, driver and runtime, for plan cache keys
+  std::string device_key;     // the device, driver and runtime, for plan cache keys
+  bool tensor_cores = false;  // options.fp16 and options.tensor_cores, on a device of sm_70 or later
 
   cudaEvent_t frame_start = nullptr;  // time_frames
   cudaEvent_t frame_stop = nullptr;
@@ -144,16 +145,21 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
   auto found = states.find(signature);
   if (found != states.end()) return found->second.get();
   auto state = std::make_unique<ShapeState>();
-  gpu::LoweringOptions lowering{
-      .fp16_storage = options.fp16, .row_filter = options.row_filter, .generic_conv = options.generic_conv};
+  gpu::LoweringOptions lowering{.fp16_storage = options.fp16,
+                                .tensor_cores = tensor_cores,
+                                .row_filter = options.row_filter,
+                                .generic_conv = options.generic_conv};
   if (options.fp16 && options.fp16_calibration) {
     EF_RETURN_IF_ERROR(calibrate_or_load(*state, inputs, load));
     lowering.f32_values = state->calibration->f32_values;
   }
   EF_RETURN_IF_ERROR(build(*state, inputs, lowering));
   if (options.gemm_tiling >= 0) {
-    for_each_gemm_step(state->lowered,
-                       [&](gpu::LoweredStep&, auto& params) { params.gemm_tiling = options.gemm_tiling; });
+    // Where the forced tiling is not allowed (tensor cores on an f32 input), the cost model's.
+    const gpu::GemmTiling& forced = gpu::kGemmTilings[options.gemm_tiling];
+    for_each_gemm_step(state->lowered, [&](gpu::LoweredStep&, auto& params) {
+      params.gemm_tiling = gpu::gemm_tiling_allowed(forced, params.tensor_cores) ? options.gemm_tiling : -1;
+    });
   } else if (options.tune_gemm) {
     EF_RETURN_IF_ERROR(tune_or_load_gemm(*state, inputs));
   }
@@ -188,7 +194,8 @@ Status CudaExecutor::Impl::tune_or_load_gemm(ShapeState& state, std::span<const 
   std::string key;
   if (!options.plan_cache_dir.empty()) {
     cache.emplace(options.plan_cache_dir);
-    key = gpu::gemm_plan_key(*graph, inputs, device_key, options.fp16, state.lowered.options.f32_values);
+    key = gpu::gemm_plan_key(*graph, inputs, device_key, options.fp16, state.lowered.options.f32_values,
+                             state.lowered.options.tensor_cores);
     if (std::optional<std::vector<gpu::NodeTiling>> hit = cache->load_gemm_tilings(key, *graph)) {
       std::map<NodeId, int> index;
       for (const gpu::NodeTiling& t : *hit) index[t.node] = gpu::gemm_tiling_index(t.tiling);
@@ -240,9 +247,11 @@ Result<gpu::Fp16Calibration> CudaExecutor::Impl::calibrate(std::span<const Tenso
   }
   const auto evaluate = [&](const std::vector<uint8_t>& f32_values) -> Result<std::vector<Tensor>> {
     ShapeState candidate;
-    EF_RETURN_IF_ERROR(build(
-        candidate, inputs,
-        gpu::LoweringOptions{.fp16_storage = true, .f32_values = f32_values, .generic_conv = options.generic_conv}));
+    EF_RETURN_IF_ERROR(build(candidate, inputs,
+                             gpu::LoweringOptions{.fp16_storage = true,
+                                                  .f32_values = f32_values,
+                                                  .tensor_cores = tensor_cores,
+                                                  .generic_conv = options.generic_conv}));
     return run_once(candidate, load);
   };
   return gpu::calibrate_fp16(*graph, reference, evaluate, options.calibration);
@@ -428,6 +437,12 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<const
   EF_CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&runtime));
   impl->device_key = make_message(properties.name, " sm_", properties.major, properties.minor, " driver ", driver,
                                   " runtime ", runtime);
+  constexpr int kTensorCoreMajor = 7;  // wmma on binary16 (conv_gemm_tensor_cores.cuh)
+  impl->tensor_cores = options.fp16 && options.tensor_cores && properties.major >= kTensorCoreMajor;
+  if (options.fp16 && options.tensor_cores && !impl->tensor_cores) {
+    impl->report(make_message(properties.name, " (sm_", properties.major, properties.minor,
+                              ") has no tensor cores: fp16 Convs multiply in f32"));
+  }
   return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
 }
 

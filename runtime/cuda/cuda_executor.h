@@ -29,7 +29,11 @@ namespace edgefuse {
 struct CudaExecutorOptions {
   int device = 0;
   bool use_cuda_graph = true;  // capture each shape's plan as a CUDA graph and replay it
-  bool fp16 = false;           // fp16 storage of activations, f32 math (gpu::LoweringOptions)
+  bool fp16 = false;           // fp16 storage of activations (gpu::LoweringOptions)
+  // fp16: 1x1 and group-1 Convs whose input is fp16 multiply on tensor cores where the device has
+  // them (sm_70 and later; conv_gemm.h): binary16 products summed in f32, the f32 weights split
+  // into two binary16 parts so that they keep about 22 bits. Off, or on older devices: f32 math.
+  bool tensor_cores = true;
   // fp16: the first frame of each input shape picks the layers whose inputs stay f32
   // (gpu::calibrate_fp16), running candidate plans on the device on that frame; off: every
   // activation in fp16.
@@ -52,7 +56,9 @@ struct CudaExecutorOptions {
   // start) to the next, and another tiling sums in another order: outputs may then differ in the
   // last bits, as they do between TensorRT engines built twice.
   bool tune_gemm = true;
-  // Every Conv GEMM step in this kGemmTilings index instead (tests and benchmarks); -1: as above.
+  // Every Conv GEMM step in this kGemmTilings index instead (tests and benchmarks), where allowed
+  // (tensor-core tilings only on steps that may use them; the others take the cost model's);
+  // -1: as above.
   int gemm_tiling = -1;
 };
 

@@ -41,6 +41,9 @@ struct ActivationParams {
   float max = 0;
 };
 
+// binary16's largest finite value.
+inline constexpr float kLargestHalf = 65504.0f;
+
 // IEEE binary16 <-> binary32, rounding to nearest even: the device's own conversions, and on the
 // host a bit-exact software equivalent (fp16 storage mode, lowering.h).
 EF_HOST_DEVICE inline float half_bits_to_float(uint16_t h) {

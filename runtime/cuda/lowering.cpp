@@ -144,6 +144,10 @@ class Lowerer {
             for (int k = 0; k < kMaxStepInputs; ++k) p.half |= step.inputs[k].half ? uint8_t(1u << k) : uint8_t{0};
             if (step.output.half) p.half |= kHalfOutput;
           }
+          // Tensor cores take X as binary16 (conv_gemm.h): only where it is stored so.
+          if constexpr (std::is_same_v<Step, PointwiseConvStep> || std::is_same_v<Step, ConvGemmStep>) {
+            p.tensor_cores = p.tensor_cores && step.inputs[0].half;
+          }
           if constexpr (std::is_same_v<Step, BlockCopyStep> || std::is_same_v<Step, GatherStep>) {
             const bool in_half = step.inputs[0].half;
             const bool out_half = step.output.half;
@@ -573,6 +577,9 @@ class Lowerer {
       } else {
         s.residual_channels = residual_channels;
       }
+      if constexpr (std::is_same_v<decltype(s), PointwiseConvStep> || std::is_same_v<decltype(s), ConvGemmStep>) {
+        s.tensor_cores = out_.options.tensor_cores && weights_fit_half(node.inputs[1]);  // and X half: see below
+      }
       return StepsOrFallback{
           std::vector{step_for(node, s, {node.inputs[0], node.inputs[1], input_or_none(node, 2), residual})}};
     };
@@ -582,6 +589,15 @@ class Lowerer {
       if (p.group == 1) return with_epilogue(ConvGemmStep{general_conv_step(p, g)});
     }
     return with_epilogue(general_conv_step(p, g));
+  }
+
+  // Whether Conv weights `w` are known and each splits into binary16 parts (conv_gemm.h): finite
+  // and no larger in magnitude than binary16's largest value.
+  bool weights_fit_half(ValueId w) const {
+    if (!known(w) || known_tensor(w).dtype() != DType::kF32) return false;
+    const Tensor& t = known_tensor(w);
+    return std::all_of(t.data<float>(), t.data<float>() + t.numel(),
+                       [](float x) { return std::isfinite(x) && std::fabs(x) <= kLargestHalf; });
   }
 
   // A known scalar bound of Clip (input 1: min, 2: max), or the default when absent.

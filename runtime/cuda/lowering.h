@@ -90,6 +90,10 @@ struct LoweringOptions {
   // (fp16_calibration.h picks them). One that is a block of an aliased Concat is kept with the
   // whole Concat output, as the blocks' offsets follow the output's storage.
   std::vector<uint8_t> f32_values;
+  // fp16 storage only: 1x1 and group-1 Conv steps whose input is binary16 and whose weights are
+  // constants within binary16's range may run on tensor cores (conv_gemm.h; the steps'
+  // tensor_cores). The executor allows them where the device has them (sm_70 and later).
+  bool tensor_cores = false;
   std::optional<RowFilter> row_filter;
   // Every Conv through the general ConvStep, 1x1 and depthwise ones included (else
   // PointwiseConvStep, DepthwiseConvStep, ConvGemmStep): for measuring the kernels against it on a

@@ -84,7 +84,7 @@ std::pair<std::string, std::string> split_first(const std::string& line) {
 
 std::string tiling_text(const GemmTiling& t) {
   return std::to_string(t.rows) + "x" + std::to_string(t.columns) + "/" + std::to_string(t.k_splits) + "/" +
-         std::to_string(t.stage_channels);
+         std::to_string(t.stage_channels) + (t.tensor_cores ? "/tc" : "");
 }
 
 // Nodes by name; a name several nodes share names none (an entry naming it then misses).
@@ -141,7 +141,7 @@ std::string fp16_plan_key(const Graph& graph, std::span<const TensorDesc> inputs
 }
 
 std::string gemm_plan_key(const Graph& graph, std::span<const TensorDesc> inputs, const std::string& device, bool fp16,
-                          std::span<const uint8_t> f32_values) {
+                          std::span<const uint8_t> f32_values, bool tensor_cores) {
   std::ostringstream key;
   key << "kind=gemm-tilings\n";
   key << "graph=" << graph_fingerprint(graph) << "\n";
@@ -154,6 +154,7 @@ std::string gemm_plan_key(const Graph& graph, std::span<const TensorDesc> inputs
       if (f32_values[v] != 0) kept.value(v);
     }
     key << "f32_values=" << kept.hex() << "\n";
+    key << "tensor_cores=" << (tensor_cores ? "yes" : "no") << "\n";
   }
   key << "tilings=";
   for (const GemmTiling& t : kGemmTilings) key << " " << tiling_text(t);

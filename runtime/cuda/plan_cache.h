@@ -35,9 +35,10 @@ std::string fp16_plan_key(const Graph& graph, std::span<const TensorDesc> inputs
                           const Fp16CalibrationOptions& options);
 
 // What the GEMM tilings timed for a plan depend on: the graph, the input shapes, the device, driver
-// and runtime, the precision, the values an fp16 plan keeps in f32, and the tilings compiled in.
+// and runtime, the precision, the values an fp16 plan keeps in f32, whether it may use tensor
+// cores, and the tilings compiled in.
 std::string gemm_plan_key(const Graph& graph, std::span<const TensorDesc> inputs, const std::string& device, bool fp16,
-                          std::span<const uint8_t> f32_values);
+                          std::span<const uint8_t> f32_values, bool tensor_cores);
 
 // A Conv node and the tiling its GEMM step runs in.
 struct NodeTiling {

@@ -22,7 +22,8 @@ inline constexpr int kPointwiseColumns = 4;
 // Operands: X [N, K, positions], W [M, K, 1...], B (optional), R (optional, [N, residual_channels,
 // positions]).
 struct PointwiseConvStep : Operands {
-  int32_t gemm_tiling = -1;  // on a device: the kGemmTilings index to launch (conv_gemm.h), -1: the cost model's
+  int32_t gemm_tiling = -1;   // on a device: the kGemmTilings index to launch (conv_gemm.h), -1: the cost model's
+  bool tensor_cores = false;  // X is binary16 and W fits it: the tensor-core tilings may run the step
   int64_t batch = 0;
   int64_t in_channels = 0;   // K
   int64_t out_channels = 0;  // M

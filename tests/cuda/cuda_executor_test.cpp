@@ -58,6 +58,19 @@ std::vector<Tensor> run_on_gpu(CudaExecutor& executor, const std::vector<Tensor>
   return std::move(*outputs);
 }
 
+// The kGemmTilings index and tensor-core flag of each Conv GEMM step of the last run's plan.
+std::vector<std::pair<int, bool>> gemm_steps(const CudaExecutor& executor) {
+  std::vector<std::pair<int, bool>> steps;
+  REQUIRE(executor.last_plan() != nullptr);
+  for (const gpu::LoweredStep& step : executor.last_plan()->steps) {
+    if (const auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params))
+      steps.emplace_back(p->gemm_tiling, p->tensor_cores);
+    if (const auto* p = std::get_if<gpu::ConvGemmStep>(&step.params))
+      steps.emplace_back(p->gemm_tiling, p->tensor_cores);
+  }
+  return steps;
+}
+
 TEST_CASE("every GPU kernel step on the device matches the CPU reference kernels") {
   REQUIRE_CUDA_DEVICE();
   for (const GpuOpCase& c : gpu_op_cases()) {
@@ -86,12 +99,58 @@ TEST_CASE("the Conv GEMM in every tiling, and as tuned, matches the CPU on every
           CudaExecutor::create(c.graph, CudaExecutorOptions{.device = 0, .gemm_tiling = tiling});
       REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
       check_gpu_outputs(run_on_gpu(**executor, c.inputs), expected, false, 1e-5);
+      // f32 storage: a tensor-core tiling is not allowed, and the cost model's runs instead.
+      if (tiling >= 0 && gpu::kGemmTilings[tiling].tensor_cores) {
+        for (const auto& [index, may] : gemm_steps(**executor)) CHECK(index == -1);
+      }
     }
   }
   CHECK(cases >= 10);
   Result<std::unique_ptr<CudaExecutor>> out_of_range = CudaExecutor::create(
       gpu_op_cases().front().graph, CudaExecutorOptions{.device = 0, .gemm_tiling = gpu::kGemmTilingCount});
   CHECK_FALSE(out_of_range.is_ok());
+}
+
+bool device_has_tensor_cores() {
+  return !cuda_devices().empty() && cuda_devices().front().compute_major >= 7;
+}
+
+TEST_CASE("on tensor cores, in every tiling, a Conv GEMM computes what the f32 tilings do on the same fp16 plan") {
+  REQUIRE_CUDA_DEVICE();
+  if (!device_has_tensor_cores()) {
+    MESSAGE("SKIPPED: device 0 has no tensor cores (before sm_70)");
+    return;
+  }
+  int tilings = 0;
+  for (const GpuOpCase& c : tensor_core_cases()) {
+    // The reference: the same fp16 storage (every activation binary16, the graph's inputs and
+    // outputs f32) with f32 math.
+    const CudaExecutorOptions f32_math{
+        .device = 0, .fp16 = true, .tensor_cores = false, .fp16_calibration = false, .tune_gemm = false};
+    Result<std::unique_ptr<CudaExecutor>> reference = CudaExecutor::create(c.graph, f32_math);
+    REQUIRE_MESSAGE(reference.is_ok(), reference.status().to_string());
+    const std::vector<Tensor> expected = run_on_gpu(**reference, c.inputs);
+    CHECK(gemm_steps(**reference) == std::vector<std::pair<int, bool>>{{-1, false}});
+    // fp16 storage itself against the CPU: X rounds to binary16.
+    check_gpu_outputs(expected, run_graph(*c.graph, c.inputs, true), false, 2e-3);
+    for (int tiling = -1; tiling < gpu::kGemmTilingCount; ++tiling) {
+      if (tiling >= 0 && !gpu::kGemmTilings[tiling].tensor_cores) continue;
+      INFO("case: ", c.name, ", tiling ", tiling < 0 ? std::string("tuned") : std::to_string(tiling));
+      Result<std::unique_ptr<CudaExecutor>> executor = CudaExecutor::create(
+          c.graph, CudaExecutorOptions{.device = 0, .fp16 = true, .fp16_calibration = false, .gemm_tiling = tiling});
+      REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
+      // Products of binary16 X and W's two binary16 parts are exact; only the order of the f32
+      // sums and W's bits past the 22nd differ (about 3e-7 relative). W rounded to binary16 alone
+      // would differ by about 2e-4.
+      check_gpu_outputs(run_on_gpu(**executor, c.inputs), expected, false, 1e-5);
+      const std::vector<std::pair<int, bool>> steps = gemm_steps(**executor);
+      REQUIRE(steps.size() == 1);
+      CHECK(steps[0].second);
+      if (tiling >= 0) CHECK(steps[0].first == tiling);
+      ++tilings;
+    }
+  }
+  CHECK(tilings == 7 * 6);  // 7 cases, each in 5 tensor-core tilings and as tuned
 }
 
 std::shared_ptr<const Graph> fused_model(const std::filesystem::path& path) {
@@ -268,6 +327,46 @@ TEST_CASE("YOLOX-nano in fp16 on the GPU: the first frame calibrates which layer
     CHECK(error <= 1e-2);
     CHECK((*gpu)->last_run_used_cuda_graph());
   }
+}
+
+TEST_CASE("YOLOX-nano in fp16 on tensor cores: every Conv GEMM but the stem, within fp16 noise of f32 math") {
+  REQUIRE_CUDA_DEVICE();
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  if (!device_has_tensor_cores()) {
+    MESSAGE("SKIPPED: device 0 has no tensor cores (before sm_70)");
+    return;
+  }
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  std::mt19937 rng(13);
+  const std::vector<Tensor> frame = {yolox_noise_frame(rng)};
+  // Every activation binary16 (no calibration), so both executors store the same values up to
+  // the arithmetic's order.
+  const auto outputs = [&](bool tensor_cores, std::vector<std::pair<int, bool>>& steps) {
+    Result<std::unique_ptr<CudaExecutor>> gpu = CudaExecutor::create(
+        graph, CudaExecutorOptions{.fp16 = true, .tensor_cores = tensor_cores, .fp16_calibration = false});
+    REQUIRE_MESSAGE(gpu.is_ok(), gpu.status().to_string());
+    std::vector<Tensor> result = run_on_gpu(**gpu, frame);
+    steps = gemm_steps(**gpu);
+    return result;
+  };
+  std::vector<std::pair<int, bool>> f32_steps, tensor_core_steps;
+  const std::vector<Tensor> f32_math = outputs(false, f32_steps);
+  const std::vector<Tensor> tensor_cores = outputs(true, tensor_core_steps);
+  REQUIRE(tensor_core_steps.size() == 83);
+  int allowed = 0, chosen = 0;
+  for (const auto& [tiling, may] : tensor_core_steps) {
+    allowed += may ? 1 : 0;
+    chosen += tiling >= 0 && gpu::kGemmTilings[tiling].tensor_cores ? 1 : 0;
+  }
+  for (const auto& [tiling, may] : f32_steps) CHECK_FALSE(may);
+  MESSAGE("YOLOX-nano fp16: ", allowed, " Conv GEMM steps may use tensor cores, timing chose them for ",
+          chosen);  // a speed figure, not checked
+  CHECK(allowed == 82);
+  // Stored activations round to binary16 after every layer, so an ulp flipped by the order of a
+  // sum carries on; W rounded to binary16 alone costs about 1 % here.
+  const double error = gpu::largest_relative_l2(tensor_cores, f32_math);
+  MESSAGE("fp16 storage, tensor cores vs f32 math: relative L2 ", error);
+  CHECK(error <= 2e-3);
 }
 
 // A plan cache directory of a test's own, removed afterwards, and the lines executors report.

@@ -1,4 +1,5 @@
-// The device's choice of tiling for 1x1 Convs (conv_gemm.h): plain host arithmetic.
+// The device's tilings for its Conv GEMM and the choice among them (conv_gemm.h): plain host
+// arithmetic.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -9,22 +10,68 @@ namespace edgefuse::test {
 namespace {
 
 std::string tiling_name(const gpu::GemmTiling& t) {
-  return std::to_string(t.rows) + "x" + std::to_string(t.columns) + "/" + std::to_string(t.k_splits);
+  return std::to_string(t.rows) + "x" + std::to_string(t.columns) + "/" + std::to_string(t.k_splits) +
+         (t.tensor_cores ? " tc" : "");
 }
 
 std::string chosen(int64_t batch, int64_t out_channels, int64_t in_channels, int64_t positions,
-                   int multiprocessors = 132) {
-  return tiling_name(gpu::choose_gemm_tiling(batch, out_channels, in_channels, positions, multiprocessors));
+                   int multiprocessors = 132, bool tensor_cores = false) {
+  return tiling_name(
+      gpu::choose_gemm_tiling(batch, out_channels, in_channels, positions, multiprocessors, tensor_cores));
 }
 
-TEST_CASE("every pointwise tiling is one 4x4 tile per thread over a whole block") {
+TEST_CASE("every f32 tiling is one 4x4 tile per thread over a whole block") {
   for (const gpu::GemmTiling& t : gpu::kGemmTilings) {
+    if (t.tensor_cores) continue;
     INFO(tiling_name(t));
     CHECK(t.rows % gpu::kGemmThreadRows == 0);
     CHECK(t.columns % gpu::kGemmThreadColumns == 0);
     CHECK(t.rows / gpu::kGemmThreadRows * (t.columns / gpu::kGemmThreadColumns) * t.k_splits == gpu::kGemmThreads);
     CHECK(t.stage_channels % 8 == 0);
   }
+}
+
+TEST_CASE("every tensor-core tiling is one 16 x 32 part per warp, whole wmma blocks, in static shared memory") {
+  constexpr int kWarp = 32;
+  int count = 0;
+  for (const gpu::GemmTiling& t : gpu::kGemmTilings) {
+    if (!t.tensor_cores) continue;
+    INFO(tiling_name(t));
+    ++count;
+    CHECK(t.rows % gpu::kTensorCoreWarpRows == 0);
+    CHECK(t.columns % gpu::kTensorCoreWarpColumns == 0);
+    CHECK(t.rows / gpu::kTensorCoreWarpRows * (t.columns / gpu::kTensorCoreWarpColumns) * kWarp * t.k_splits ==
+          gpu::kGemmThreads);
+    CHECK(t.stage_channels % 16 == 0);
+    // A group's threads stage whole rows of their columns of X.
+    CHECK((gpu::kGemmThreads / t.k_splits) % t.columns == 0);
+    CHECK(gpu::tensor_core_shared_bytes(t) <= 48 * 1024);
+    // Partial tiles for the epilogue fit where the stages were.
+    CHECK(gpu::tensor_core_shared_bytes(t) >= t.k_splits * t.rows * t.columns * 4);
+    CHECK(gpu::gemm_tiling_index(t) >= 0);
+  }
+  CHECK(count == 5);
+  // An f32 tiling and a tensor-core one of the same shape are different entries.
+  CHECK(gpu::gemm_tiling_index(gpu::GemmTiling{64, 64, 1, 32}) !=
+        gpu::gemm_tiling_index(gpu::GemmTiling{64, 64, 1, 32, true}));
+}
+
+TEST_CASE("tensor-core tilings are chosen only for steps that allow them, and then for layers of 32 channels or more") {
+  for (const gpu::GemmTiling& t : gpu::kGemmTilings) {
+    CHECK(gpu::gemm_tiling_allowed(t, true));
+    CHECK(gpu::gemm_tiling_allowed(t, false) == !t.tensor_cores);
+  }
+  for (int64_t channels : {32, 64, 128, 256}) {
+    for (int64_t positions : {169, 676, 2704, 10816, 43264}) {
+      INFO(channels, " channels over ", positions, " positions");
+      CHECK_FALSE(gpu::choose_gemm_tiling(1, channels, channels, positions, 132, false).tensor_cores);
+      CHECK(gpu::choose_gemm_tiling(1, channels, channels, positions, 132, true).tensor_cores);
+    }
+  }
+  // The deepest layers split their channels over tensor cores as over f32 ones.
+  CHECK(chosen(1, 256, 256, 13 * 13, 132, true) == "16x32/8 tc");
+  // Eight channels are one f32 stage: a tensor-core stage of 32 (zeros past the eighth) is no cheaper.
+  CHECK(chosen(1, 64, 8, 208 * 208, 132, true) == chosen(1, 64, 8, 208 * 208, 132, false));
 }
 
 TEST_CASE("the cost model picks only tilings that stage 8 channels: the deeper stages are for timing to choose") {

@@ -76,6 +76,62 @@ TEST_CASE(
   CHECK(gemm_cases == 6);       // with a group-1 Conv with a window
 }
 
+// Per Conv GEMM step (1x1 or windowed group-1), in order: whether it may run on tensor cores.
+std::vector<bool> tensor_core_steps(const gpu::LoweredPlan& lowered) {
+  std::vector<bool> flags;
+  for (const gpu::LoweredStep& step : lowered.steps) {
+    if (const auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params)) flags.push_back(p->tensor_cores);
+    if (const auto* p = std::get_if<gpu::ConvGemmStep>(&step.params)) flags.push_back(p->tensor_cores);
+  }
+  return flags;
+}
+
+TEST_CASE("tensor cores may run a Conv GEMM only in fp16 storage, when asked, on a binary16 input") {
+  for (const GpuOpCase& c : tensor_core_cases()) {
+    INFO("case: ", c.name);
+    const auto lowered = [&](bool fp16, bool tensor_cores) {
+      return tensor_core_steps(lower_for_inputs(
+          *c.graph, c.inputs, gpu::LoweringOptions{.fp16_storage = fp16, .tensor_cores = tensor_cores}));
+    };
+    CHECK(lowered(true, true) == std::vector<bool>{true});
+    CHECK(lowered(true, false) == std::vector<bool>{false});
+    CHECK(lowered(false, true) == std::vector<bool>{false});  // f32 storage: X is f32
+  }
+}
+
+TEST_CASE("tensor cores are refused for a Conv on a graph input, on an input kept f32, or with weights past binary16") {
+  // input -> Conv 1x1 -> Conv 1x1 -> Conv 3x3 -> Conv 1x1 with a weight of 1e5 -> output.
+  GraphMaker m;
+  std::mt19937 rng(21);
+  Attributes pointwise;
+  pointwise.set("group", int64_t{1});
+  Attributes window = pointwise;
+  window.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const ValueId first =
+      m.node(OpKind::kConv, {m.input({1, 8, 6, 6}), m.random_constant({16, 8, 1, 1}, rng)}, pointwise);
+  const ValueId second = m.node(OpKind::kConv, {first, m.random_constant({16, 16, 1, 1}, rng)}, pointwise);
+  const ValueId third = m.node(OpKind::kConv, {second, m.random_constant({16, 16, 3, 3}, rng)}, window);
+  Tensor large = random_tensor(DType::kF32, {8, 16, 1, 1}, rng);
+  large.data<float>()[5] = 1e5f;
+  m.output(m.node(OpKind::kConv, {third, m.constant(std::move(large))}, pointwise));
+  const Graph& graph = m.graph();
+  const std::vector<Tensor> inputs = {random_tensor(DType::kF32, {1, 8, 6, 6}, rng)};
+
+  const gpu::LoweringOptions fp16_tensor_cores{.fp16_storage = true, .tensor_cores = true};
+  CHECK(tensor_core_steps(lower_for_inputs(graph, inputs, fp16_tensor_cores)) ==
+        std::vector<bool>{false, true, true, false});
+  // The second Conv's output kept f32 (as calibration may): the 3x3 Conv reads f32.
+  gpu::LoweringOptions kept = fp16_tensor_cores;
+  kept.f32_values.assign(graph.values().size(), 0);
+  kept.f32_values[static_cast<size_t>(second)] = 1;
+  const gpu::LoweredPlan mixed = lower_for_inputs(graph, inputs, kept);
+  CHECK(tensor_core_steps(mixed) == std::vector<bool>{false, true, false, false});
+  // The host emulation ignores the flag: the same arithmetic in f32.
+  Result<std::vector<Tensor>> emulated = gpu::run_lowered_on_host(graph, mixed, inputs);
+  REQUIRE_MESSAGE(emulated.is_ok(), emulated.status().to_string());
+  check_gpu_outputs(*emulated, run_graph(graph, inputs, true), false, 2e-3);
+}
+
 TEST_CASE("half conversions: every binary16 value round-trips, and floats round to nearest even as the compiler's") {
   int checked = 0;
   for (uint32_t h = 0; h < 0x10000u; ++h) {

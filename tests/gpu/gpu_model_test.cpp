@@ -68,6 +68,32 @@ TEST_CASE("YOLOX-nano, fused, lowers to GPU kernels only and matches the CPU exe
   check_model(path, false);  // fp16 is checked on real images below: noise inputs are far out of range
 }
 
+TEST_CASE("YOLOX-nano in fp16 storage: every Conv GEMM but the stem, which reads the image, may use tensor cores") {
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  std::mt19937 rng(6);
+  const std::vector<Tensor> inputs = random_inputs_for(*graph, rng);
+  const gpu::LoweredPlan lowered =
+      lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.fp16_storage = true, .tensor_cores = true});
+  int gemm = 0, tensor_cores = 0;
+  std::string f32_gemms;
+  for (const gpu::LoweredStep& step : lowered.steps) {
+    std::visit(
+        [&](const auto& p) {
+          using Step = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<Step, gpu::PointwiseConvStep> || std::is_same_v<Step, gpu::ConvGemmStep>) {
+            ++gemm;
+            tensor_cores += p.tensor_cores ? 1 : 0;
+            if (!p.tensor_cores) f32_gemms += " " + graph->node(step.node).name;
+          }
+        },
+        step.params);
+  }
+  MESSAGE("YOLOX-nano: ", tensor_cores, " of ", gemm, " Conv GEMM steps on tensor cores; f32:", f32_gemms);
+  CHECK(gemm == 83);
+  CHECK(tensor_cores == gemm - 1);
+}
+
 TEST_CASE("BlazeFace front and back, fused, lower to GPU kernels only and match the CPU executor") {
   ASSET_OR_SKIP(front, "models/blazeface_front_128.onnx");
   ASSET_OR_SKIP(back, "models/blazeface_back_256.onnx");

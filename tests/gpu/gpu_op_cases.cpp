@@ -424,7 +424,80 @@ void add_fallback_case(CaseBuilder& b) {
       false, 1);
 }
 
+// Conv GEMMs reading a Relu's output, which fp16 storage keeps in binary16 (graph inputs stay
+// f32), so that tensor cores may run them: the tiled GEMM cases of add_conv_cases, a deep one
+// and the implicit GEMM ones.
+void add_tensor_core_cases(CaseBuilder& b) {
+  struct Shape4 {
+    int64_t batch, channels, height, width;
+  };
+  const auto relu_input = [](GraphMaker& m, Shape4 s) {
+    return m.node(OpKind::kRelu, {m.input({s.batch, s.channels, s.height, s.width})});
+  };
+  const auto pointwise = conv_attrs({0, 0, 0, 0}, {1, 1}, {1, 1}, 1);
+  b.add("tensor cores: 1x1, 65 outputs, 17 channels, 53 x 55, bias, batch 2", [&](GraphMaker& m, std::mt19937& rng) {
+    m.output(
+        m.node(OpKind::kConv,
+               {relu_input(m, {2, 17, 53, 55}), m.random_constant({65, 17, 1, 1}, rng), m.random_constant({65}, rng)},
+               pointwise));
+  });
+  b.add("tensor cores: 1x1, 35 outputs, 33 channels, 65 x 67, residual after SiLU, batch 2",
+        [&](GraphMaker& m, std::mt19937& rng) {
+          Attributes a = pointwise;
+          a.set("fused_activation", std::string("silu"));
+          a.set("fused_residual_after_activation", int64_t{1});
+          m.output(m.node(OpKind::kConv,
+                          {relu_input(m, {2, 33, 65, 67}), m.random_constant({35, 33, 1, 1}, rng),
+                           m.random_constant({35}, rng), m.input({2, 35, 65, 67})},
+                          a));
+        });
+  b.add("tensor cores: 1x1, 35 outputs, 65 channels, 53 x 55, residual before relu, batch 2",
+        [&](GraphMaker& m, std::mt19937& rng) {
+          Attributes a = pointwise;
+          a.set("fused_activation", std::string("relu"));
+          m.output(m.node(OpKind::kConv,
+                          {relu_input(m, {2, 65, 53, 55}), m.random_constant({35, 65, 1, 1}, rng), kNoValue,
+                           m.input({2, 35, 53, 55})},
+                          a));
+        });
+  b.add("tensor cores: 1x1, 17 outputs, 129 channels, 5 x 7, bias", [&](GraphMaker& m, std::mt19937& rng) {
+    m.output(
+        m.node(OpKind::kConv,
+               {relu_input(m, {1, 129, 5, 7}), m.random_constant({17, 129, 1, 1}, rng), m.random_constant({17}, rng)},
+               pointwise));
+  });
+  b.add("tensor cores: 1x1, 256 channels to 64 over 13 x 13 (a detector's deepest layer)",
+        [&](GraphMaker& m, std::mt19937& rng) {
+          m.output(m.node(OpKind::kConv, {relu_input(m, {1, 256, 13, 13}), m.random_constant({64, 256, 1, 1}, rng)},
+                          pointwise));
+        });
+  b.add(
+      "tensor cores: conv GEMM 3x3 dilation 2, 20 channels to 37, 23 x 19, pad 2, bias, SiLU",
+      [&](GraphMaker& m, std::mt19937& rng) {
+        Attributes a = conv_attrs({2, 2, 2, 2}, {1, 1}, {2, 2}, 1);
+        a.set("fused_activation", std::string("silu"));
+        m.output(m.node(
+            OpKind::kConv,
+            {relu_input(m, {1, 20, 23, 19}), m.random_constant({37, 20, 3, 3}, rng), m.random_constant({37}, rng)}, a));
+      });
+  b.add("tensor cores: conv GEMM reading channels-last, 3x3 stride 2, 5 channels to 24, residual, batch 2",
+        [&](GraphMaker& m, std::mt19937& rng) {
+          Attributes a = conv_attrs({1, 1, 1, 1}, {2, 2}, {1, 1}, 1);
+          a.set(kConvInputChannelsLast, int64_t{1});
+          const ValueId x = relu_input(m, {2, 17, 15, 5});  // [N, H, W, C]
+          m.output(
+              m.node(OpKind::kConv, {x, m.random_constant({24, 5, 3, 3}, rng), kNoValue, m.input({2, 24, 9, 8})}, a));
+        });
+}
+
 }  // namespace
+
+std::vector<GpuOpCase> tensor_core_cases() {
+  std::vector<GpuOpCase> cases;
+  CaseBuilder b(cases);
+  add_tensor_core_cases(b);
+  return cases;
+}
 
 std::vector<GpuOpCase> gpu_op_cases() {
   std::vector<GpuOpCase> cases;

@@ -25,6 +25,10 @@ struct GpuOpCase {
 
 std::vector<GpuOpCase> gpu_op_cases();
 
+// One Conv GEMM each (1x1 and windowed, edge tiles, splits, epilogues) whose input is a Relu's
+// output: in fp16 storage that input is binary16, so tensor cores may run the Conv.
+std::vector<GpuOpCase> tensor_core_cases();
+
 }  // namespace edgefuse::test
 
 namespace edgefuse::test {

@@ -126,10 +126,13 @@ TEST_CASE("stored GEMM tilings load back by node; other keys, unknown tilings an
   const Graph graph = conv_pair();
   const gpu::PlanCache cache(dir.path);
   const std::string device = "NVIDIA H200 sm_90 driver 13000 runtime 13000";
-  const std::string key = gpu::gemm_plan_key(graph, kInputs, device, false, {});
+  const std::string key = gpu::gemm_plan_key(graph, kInputs, device, false, {}, false);
   CHECK_FALSE(cache.load_gemm_tilings(key, graph).has_value());
 
-  const std::vector<gpu::NodeTiling> stored = {{0, gpu::kGemmTilings[3]}, {1, gpu::kGemmTilings[5]}};
+  // An f32 tiling and a tensor-core one.
+  const gpu::GemmTiling& tensor_cores = gpu::kGemmTilings[gpu::kGemmTilingCount - 1];
+  REQUIRE(tensor_cores.tensor_cores);
+  const std::vector<gpu::NodeTiling> stored = {{0, gpu::kGemmTilings[3]}, {1, tensor_cores}};
   REQUIRE(cache.store_gemm_tilings(key, graph, stored).is_ok());
   const std::optional<std::vector<gpu::NodeTiling>> loaded = cache.load_gemm_tilings(key, graph);
   REQUIRE(loaded.has_value());
@@ -140,19 +143,22 @@ TEST_CASE("stored GEMM tilings load back by node; other keys, unknown tilings an
     CHECK((*loaded)[i].tiling.columns == stored[i].tiling.columns);
     CHECK((*loaded)[i].tiling.k_splits == stored[i].tiling.k_splits);
     CHECK((*loaded)[i].tiling.stage_channels == stored[i].tiling.stage_channels);
+    CHECK((*loaded)[i].tiling.tensor_cores == stored[i].tiling.tensor_cores);
   }
   // An fp16 calibration's entry for the same graph is another file.
   CHECK(cache.entry_path(gpu::fp16_plan_key(graph, kInputs, device, {})) != cache.entry_path(key));
 
-  // Precision, the values fp16 keeps in f32, the device and the shapes are in the key.
+  // Precision, the values fp16 keeps in f32, tensor cores, the device and the shapes are in the key.
   std::vector<uint8_t> keep(graph.values().size(), 0);
-  const std::string fp16 = gpu::gemm_plan_key(graph, kInputs, device, true, keep);
+  const std::string fp16 = gpu::gemm_plan_key(graph, kInputs, device, true, keep, false);
+  CHECK(gpu::gemm_plan_key(graph, kInputs, device, true, keep, true) != fp16);
   keep[1] = 1;
   CHECK(fp16 != key);
-  CHECK(gpu::gemm_plan_key(graph, kInputs, device, true, keep) != fp16);
-  CHECK(gpu::gemm_plan_key(graph, kInputs, "Orin sm_87 driver 11040 runtime 11040", false, {}) != key);
-  CHECK(gpu::gemm_plan_key(graph, {{TensorDesc{DType::kF32, {2, 4, 6, 6}}}}, device, false, {}) != key);
+  CHECK(gpu::gemm_plan_key(graph, kInputs, device, true, keep, false) != fp16);
+  CHECK(gpu::gemm_plan_key(graph, kInputs, "Orin sm_87 driver 11040 runtime 11040", false, {}, false) != key);
+  CHECK(gpu::gemm_plan_key(graph, {{TensorDesc{DType::kF32, {2, 4, 6, 6}}}}, device, false, {}, false) != key);
   CHECK(key.find("tilings= 64x64/1/8 ") != std::string::npos);  // the compiled tilings, so a new set misses
+  CHECK(key.find(" 64x64/1/32/tc ") != std::string::npos);
 
   // A graph without the stored names, a tiling this build lacks, two nodes of one name, or a
   // truncated entry: misses.
