@@ -4,7 +4,7 @@
 // the CPU executor (fused, same run) as the baseline. Prints a Markdown table and one JSON object per configuration;
 // scripts/gpu-check.sh records both. Exits 2 when no CUDA device is visible.
 //
-//   bench_cuda [--assets DIR] [--runs N] [--warmup N]
+//   bench_cuda [--assets DIR] [--runs N] [--warmup N] [--no-cublas]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,13 +19,16 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "bench/bench_common.h"
+#include "bench/cublas_peer.h"
 #include "fusion/pass_manager.h"
 #include "models/detector/batching.h"
 #include "models/onnx/onnx_importer.h"
 #include "pipeline/cli/bench_support.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_executor.h"
+#include "runtime/cuda/lowering.h"
 #include "runtime/executor.h"
+#include "runtime/memory_plan.h"
 
 namespace edgefuse::bench {
 namespace {
@@ -40,6 +43,9 @@ const cli::CommandSpec& bench_spec() {
               assets_option(),
               runs_option("200", "timed runs per configuration"),
               warmup_option("20", "untimed runs per configuration first (the first one plans and captures)"),
+              {.name = "no-cublas",
+               .type = cli::OptionType::kFlag,
+               .description = "skip timing the first model's 1x1 Convs against cuBLAS (as under a profiler)"},
           },
   };
   return spec;
@@ -117,6 +123,66 @@ void print_json(const char* model, const char* config, int64_t batch, const Samp
               model, config, static_cast<long long>(batch), median(samples), samples.failure.c_str());
 }
 
+// The distinct shapes of the 1x1 Conv steps the GPU plan of `graph` runs, with their counts.
+std::vector<GemmShape> pointwise_shapes(const Graph& graph, const std::vector<Tensor>& inputs) {
+  std::vector<TensorDesc> descs;
+  for (const Tensor& input : inputs) descs.push_back(input.desc());
+  Result<MemoryPlan> plan = plan_memory(graph, descs);
+  if (!plan.is_ok()) return {};
+  Result<gpu::LoweredPlan> lowered = gpu::lower_plan(graph, std::move(*plan), gpu::LoweringOptions{});
+  if (!lowered.is_ok()) return {};
+  std::vector<GemmShape> shapes;
+  for (const gpu::LoweredStep& step : lowered->steps) {
+    const auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params);
+    if (p == nullptr) continue;
+    const auto same = std::find_if(shapes.begin(), shapes.end(), [&](const GemmShape& s) {
+      return s.out_channels == p->out_channels && s.in_channels == p->in_channels && s.positions == p->positions;
+    });
+    if (same != shapes.end()) {
+      ++same->count;
+    } else {
+      shapes.push_back({p->out_channels, p->in_channels, p->positions, 1});
+    }
+  }
+  return shapes;
+}
+
+// Each 1x1 Conv shape of `label`'s plan in our Conv GEMM and in cuBLAS (cublas_peer.h), and the
+// sums over the model's Convs.
+void print_gemm_peers(const char* label, const std::vector<GemmShape>& shapes) {
+  constexpr int kLaunches = 50;
+  std::printf("\n## Conv GEMM against cuBLAS: %s's 1x1 Convs, mean of %d back-to-back launches (us)\n\n", label,
+              kLaunches);
+  Result<std::vector<GemmPeerTiming>> timings = time_gemm_peers(shapes, kLaunches);
+  if (!timings.is_ok()) {
+    std::printf("not measured: %s\n", timings.status().message().c_str());
+    return;
+  }
+  std::printf(
+      "| M x K x P | Convs | ours f32 | cuBLAS f32 | ours / cuBLAS | ours fp16 | on tensor cores | cuBLAS fp16 | ours "
+      "/ "
+      "cuBLAS |\n|---|---|---|---|---|---|---|---|---|\n");
+  double sums[4] = {};
+  for (const GemmPeerTiming& t : *timings) {
+    const GemmShape& s = t.shape;
+    std::printf("| %lld x %lld x %lld | %d | %.2f | %.2f | %.2f | %.2f | %s | %.2f | %.2f |\n",
+                static_cast<long long>(s.out_channels), static_cast<long long>(s.in_channels),
+                static_cast<long long>(s.positions), s.count, t.ours_f32_us, t.cublas_f32_us,
+                t.ours_f32_us / t.cublas_f32_us, t.ours_fp16_us, t.ours_fp16_tensor_cores ? "yes" : "no",
+                t.cublas_fp16_us, t.ours_fp16_us / t.cublas_fp16_us);
+    sums[0] += s.count * t.ours_f32_us;
+    sums[1] += s.count * t.cublas_f32_us;
+    sums[2] += s.count * t.ours_fp16_us;
+    sums[3] += s.count * t.cublas_fp16_us;
+  }
+  std::printf("| all %zu shapes, each times its Convs | | %.1f | %.1f | %.2f | %.1f | | %.1f | %.2f |\n",
+              timings->size(), sums[0], sums[1], sums[0] / sums[1], sums[2], sums[3], sums[2] / sums[3]);
+  std::printf(
+      "{\"model\": \"%s\", \"config\": \"1x1 Convs, GEMM only\", \"ours_f32_us\": %.1f, \"cublas_f32_us\": "
+      "%.1f, \"ours_fp16_us\": %.1f, \"cublas_fp16_us\": %.1f}\n",
+      label, sums[0], sums[1], sums[2], sums[3]);
+}
+
 int run(const cli::ParsedArgs& args) {
   const std::vector<CudaDeviceInfo> devices = cuda_devices();
   if (devices.empty()) {
@@ -137,6 +203,8 @@ int run(const cli::ParsedArgs& args) {
       "(img/s) | batch 16 (img/s) |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<std::string> notes;
+  std::vector<GemmShape> peer_shapes;
+  const char* peer_label = "";
   for (const BenchModel& model : kBenchModels) {
     const std::filesystem::path path = assets / model.relative_path;
     Result<std::shared_ptr<Graph>> imported = import_onnx_file(path.string());
@@ -153,6 +221,10 @@ int run(const cli::ParsedArgs& args) {
     std::shared_ptr<const Graph> fused = fused_graph;
     std::mt19937 rng(1);
     const std::vector<Tensor> one = random_batch(*fused, 1, rng);
+    if (peer_shapes.empty()) {  // the first model's (YOLOX-nano's) 1x1 Convs, against cuBLAS after the table
+      peer_shapes = pointwise_shapes(*fused, one);
+      peer_label = model.label;
+    }
 
     Result<Executor> cpu = Executor::create(fused, ExecutorOptions{});
     const Samples cpu_fused =
@@ -236,6 +308,7 @@ int run(const cli::ParsedArgs& args) {
   }
   if (!notes.empty()) std::printf("\n");
   for (const std::string& note : notes) std::printf("- %s\n", note.c_str());
+  if (!peer_shapes.empty() && !args.flag("no-cublas")) print_gemm_peers(peer_label, peer_shapes);
   return 0;
 }
 

@@ -68,13 +68,13 @@ run_checks() {
   if command -v ncu >/dev/null; then
     timeout "${GPU_CHECK_NCU_S:-90}" ncu --clock-control none --cache-control none --nvtx --nvtx-include "timed run/" \
       --metrics gpu__time_duration.sum --csv \
-      --launch-count "${GPU_CHECK_NCU_LAUNCHES:-600}" "$bundle/bin/bench_cuda" --runs 2 --warmup 1 \
+      --launch-count "${GPU_CHECK_NCU_LAUNCHES:-600}" "$bundle/bin/bench_cuda" --runs 2 --warmup 1 --no-cublas \
       >"$out/ncu_kernels.csv" 2>&1 || echo "ncu exit $?" >>"$out/summary.md"
     # Throughput, occupancy and launch figures of a few kernels matching GPU_CHECK_NCU_DETAIL.
     timeout "${GPU_CHECK_NCU_S:-90}" ncu --clock-control none --cache-control none --nvtx --nvtx-include "timed run/" \
       --section SpeedOfLight \
       --section Occupancy --section LaunchStats -k "regex:${GPU_CHECK_NCU_DETAIL:-depthwise_tile|conv_gemm}" \
-      --launch-skip "${GPU_CHECK_NCU_SKIP:-8}" --launch-count 8 "$bundle/bin/bench_cuda" --runs 1 --warmup 1 \
+      --launch-skip "${GPU_CHECK_NCU_SKIP:-8}" --launch-count 8 "$bundle/bin/bench_cuda" --runs 1 --warmup 1 --no-cublas \
       >"$out/ncu_detail.txt" 2>&1 || echo "ncu detail exit $?" >>"$out/summary.md"
   fi
   if command -v compute-sanitizer >/dev/null; then

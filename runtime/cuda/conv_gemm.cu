@@ -149,7 +149,6 @@ int launch_view(const View& v, int64_t batch, int64_t out_channels, void* stream
                       std::make_integer_sequence<int, kGemmTilingCount>{});
 }
 
-// Keeps the stream busy for `cycles` clock cycles of one multiprocessor.
 __global__ void spin(long long cycles) {
   const long long start = clock64();
   while (clock64() - start < cycles) {
@@ -174,10 +173,7 @@ int time_tilings(const Step& step, void* stream, int launches, float (&ms)[kGemm
     Step tiled = step;
     tiled.gemm_tiling = i;
     error = static_cast<cudaError_t>(launch_conv_gemm(tiled, stream));
-    if (error == cudaSuccess) {
-      spin<<<1, 1, 0, s>>>(kSpinCycles);
-      error = cudaGetLastError();
-    }
+    if (error == cudaSuccess) error = static_cast<cudaError_t>(spin_stream(stream, kSpinCycles));
     if (error == cudaSuccess) error = cudaEventRecord(start, s);
     for (int l = 0; l < launches && error == cudaSuccess; ++l) {
       error = static_cast<cudaError_t>(launch_conv_gemm(tiled, stream));
@@ -194,6 +190,11 @@ int time_tilings(const Step& step, void* stream, int launches, float (&ms)[kGemm
 }
 
 }  // namespace
+
+int spin_stream(void* stream, long long cycles) {
+  spin<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(cycles);
+  return static_cast<int>(cudaGetLastError());
+}
 
 int launch_conv_gemm(const PointwiseConvStep& step, void* stream) {
   return launch_view(PointwiseView{step}, step.batch, step.out_channels, stream);

@@ -129,4 +129,9 @@ int launch_conv_gemm(const ConvGemmStep& step, void* stream);
 int time_gemm_tilings(const PointwiseConvStep& step, void* stream, int launches, float (&ms)[kGemmTilingCount]);
 int time_gemm_tilings(const ConvGemmStep& step, void* stream, int launches, float (&ms)[kGemmTilingCount]);
 
+// Keeps `stream` busy for about `cycles` clock cycles of one multiprocessor (200000: ~100 us), so
+// that short kernels the host queues meanwhile then run back to back and are timed rather than
+// their launches. Returns the launch's cudaError_t as an int.
+int spin_stream(void* stream, long long cycles);
+
 }  // namespace edgefuse::gpu
