@@ -52,11 +52,12 @@ struct InspectReport {
   int64_t flops_fused = 0;
   int64_t flops_unfused = 0;
   // The fused graph lowered for the CUDA executor (fp32; gpu::lower_plan), known without a GPU.
-  int64_t gpu_kernels = 0;     // kernel steps per frame
-  int64_t gpu_conv_gemm = 0;   // of them, 1x1 and group-1 Convs as the tiled GEMM (conv_gemm.h)
-  int64_t gpu_depthwise = 0;   // depthwise Convs
-  int64_t gpu_fallbacks = 0;   // nodes run on the CPU between kernels
-  size_t gpu_arena_bytes = 0;  // device arena
+  int64_t gpu_kernels = 0;      // kernel steps per frame
+  int64_t gpu_conv_gemm = 0;    // of them, 1x1 and group-1 Convs as the tiled GEMM (conv_gemm.h)
+  int64_t gpu_depthwise = 0;    // depthwise Convs
+  int64_t gpu_tensor_core = 0;  // in fp16 storage (every activation fp16), the Conv GEMMs tensor cores may run
+  int64_t gpu_fallbacks = 0;    // nodes run on the CPU between kernels
+  size_t gpu_arena_bytes = 0;   // device arena
   size_t gpu_constant_bytes = 0;
   bool profiled = false;  // --profile: `profile` holds the time per op type
   std::vector<OpTime> profile;
@@ -165,6 +166,20 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
     report.gpu_conv_gemm += gemm ? 1 : 0;
     report.gpu_depthwise += std::holds_alternative<gpu::DepthwiseConvStep>(step.params) ? 1 : 0;
   }
+  // In fp16, before calibration keeps any layer in f32: the Conv GEMMs reading fp16 (all but those
+  // on graph inputs) may run on tensor cores.
+  Result<MemoryPlan> fp16_plan = plan_memory(*optimised, input_descs);
+  if (!fp16_plan.is_ok()) return fp16_plan.status().with_context("planning the optimised graph for a GPU in fp16");
+  Result<gpu::LoweredPlan> fp16_lowered = gpu::lower_plan(
+      *optimised, std::move(*fp16_plan), gpu::LoweringOptions{.fp16_storage = true, .tensor_cores = true});
+  if (!fp16_lowered.is_ok())
+    return fp16_lowered.status().with_context("lowering the optimised graph for a GPU in fp16");
+  for (const gpu::LoweredStep& step : fp16_lowered->steps) {
+    const auto* pointwise = std::get_if<gpu::PointwiseConvStep>(&step.params);
+    const auto* gemm = std::get_if<gpu::ConvGemmStep>(&step.params);
+    report.gpu_tensor_core +=
+        (pointwise != nullptr && pointwise->tensor_cores) || (gemm != nullptr && gemm->tensor_cores);
+  }
   report.gpu_arena_bytes = lowered->plan.arena_bytes;
   report.gpu_constant_bytes = lowered->constants.size();
   report.moved_unfused = unfused_plan->activation_bytes_moved;
@@ -250,6 +265,7 @@ void print_json(const std::string& model, const InspectReport& report, const Roo
   json.key("gpu_kernels").value(report.gpu_kernels);
   json.key("gpu_conv_gemm_kernels").value(report.gpu_conv_gemm);
   json.key("gpu_depthwise_kernels").value(report.gpu_depthwise);
+  json.key("gpu_tensor_core_kernels_fp16").value(report.gpu_tensor_core);
   json.key("gpu_fallbacks").value(report.gpu_fallbacks);
   json.key("gpu_arena_bytes").value(as_int(report.gpu_arena_bytes));
   json.key("gpu_constant_bytes").value(as_int(report.gpu_constant_bytes));
@@ -358,6 +374,8 @@ void print_text(const std::string& model, const InspectReport& report, const Par
               static_cast<long long>(report.gpu_kernels), static_cast<long long>(report.gpu_conv_gemm),
               static_cast<long long>(report.gpu_depthwise),
               static_cast<long long>(report.gpu_kernels - report.gpu_conv_gemm - report.gpu_depthwise));
+  std::printf("  on tensor cores in fp16 %10lld of the Conv GEMMs (those reading fp16 data; sm_70 and later)\n",
+              static_cast<long long>(report.gpu_tensor_core));
   std::printf("  nodes on the CPU        %10lld\n", static_cast<long long>(report.gpu_fallbacks));
   std::printf("  device arena            %10.2f MiB, constants %.2f MiB\n", mib(report.gpu_arena_bytes),
               mib(report.gpu_constant_bytes));

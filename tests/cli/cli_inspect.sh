@@ -56,6 +56,9 @@ ops_after_sum="$(grep -oE '"ops_after":\{[^}]*\}' "$WORK_DIR/out" | grep -oE ':[
 [[ "$(json_int gpu_fallbacks)" -eq 0 ]] || fail "gpu_fallbacks $(json_int gpu_fallbacks), expected 0"
 [[ "$(json_int gpu_conv_gemm_kernels)" -eq 83 ]] || fail "gpu_conv_gemm_kernels $(json_int gpu_conv_gemm_kernels), expected 83"
 [[ "$(json_int gpu_depthwise_kernels)" -eq 30 ]] || fail "gpu_depthwise_kernels $(json_int gpu_depthwise_kernels), expected 30"
+# In fp16 every Conv GEMM but the stem (it reads the f32 image) may run on tensor cores.
+[[ "$(json_int gpu_tensor_core_kernels_fp16)" -eq 82 ]] ||
+  fail "gpu_tensor_core_kernels_fp16 $(json_int gpu_tensor_core_kernels_fp16), expected 82"
 [[ "$(json_int gpu_kernels)" -eq $((nodes_after - 17 + 6)) ]] || fail "gpu_kernels $(json_int gpu_kernels), expected 127"
 
 # YOLOX-nano at 416 is published as 1.08 GFLOPs (multiply-adds counted twice).
