@@ -19,6 +19,10 @@
 namespace edgefuse::gpu {
 namespace {
 
+// The f32 kernel keeps its staging and epilogue written out here rather than through the
+// tensor-core kernel's GemmStages (conv_gemm_tensor_cores.cuh): through them nvcc allocates its
+// registers differently (16x32/8 over windows: 79 registers instead of 64, a block fewer per
+// multiprocessor; some tilings spill), and this form is the one measured on an H200.
 template <typename View, int kRows, int kColumns, int kSplits, int kStage>
 __global__ void __launch_bounds__(kGemmThreads) conv_gemm(View v) {
   constexpr int kGroupThreads = kGemmThreads / kSplits;
@@ -28,7 +32,8 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm(View v) {
   constexpr int kStagingFloats = 2 * kSplits * kStageFloats;
   constexpr int kPartialFloats = kSplits > 1 ? kSplits * kRows * kColumns : 0;
   constexpr int kSharedFloats = kStagingFloats > kPartialFloats ? kStagingFloats : kPartialFloats;
-  using Loads = StageLoads<View, kRows, kColumns, kStage, kGroupThreads>;
+  constexpr int kWeightLoads = (kStage * kRows + kGroupThreads - 1) / kGroupThreads;
+  constexpr int kInputLoads = (kStage * kColumns + kGroupThreads - 1) / kGroupThreads;
   __shared__ __align__(16) float shared[kSharedFloats];
 
   const int group = static_cast<int>(threadIdx.x) / kGroupThreads;
@@ -38,33 +43,58 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm(View v) {
   const int64_t n = blockIdx.z;
   const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kRows;
   const int64_t p0 = static_cast<int64_t>(blockIdx.x) * kColumns;
+  const auto& s = v.s;
+  const int64_t depth = v.depth();
+  const int64_t positions = v.positions();
+
+  // Each thread stages one column of X (kInputLoads rows of it per stage).
+  static_assert(kGroupThreads % kColumns == 0 && kInputLoads * kGroupThreads == kStage * kColumns,
+                "a thread stages whole rows of one column");
   const int64_t column = p0 + t % kColumns;
-  const bool column_inside = column < v.positions();
+  const bool column_inside = column < positions;
   const typename View::Column source = v.column(n, column_inside ? column : 0);
-  Loads next;
+  float w_next[kWeightLoads];
+  float x_next[kInputLoads];
+  // Channels past the end (and rows or columns past the edge) stage zeros: they add nothing.
+  auto fetch = [&](int64_t k0) {
+#pragma unroll
+    for (int j = 0; j < kWeightLoads; ++j) {
+      const int e = t + j * kGroupThreads;
+      const int64_t m = m0 + e / kStage, k = k0 + e % kStage;
+      w_next[j] = e < kStage * kRows && m < s.out_channels && k < depth ? s.load(1, m * depth + k) : 0.0f;
+    }
+    if (column_inside) {
+      v.template load_rows<kInputLoads, kGroupThreads / kColumns>(source, k0 + t / kColumns, x_next);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kInputLoads; ++j) x_next[j] = 0.0f;
+    }
+  };
   auto stash = [&](int buffer) {
     float* w = shared + (buffer * kSplits + group) * kStageFloats;
     float* x = w + kStage * kRows;
 #pragma unroll
-    for (int j = 0; j < Loads::kWeightLoads; ++j) {
+    for (int j = 0; j < kWeightLoads; ++j) {
       const int e = t + j * kGroupThreads;
-      if (e < kStage * kRows) w[(e % kStage) * kRows + e / kStage] = next.w[j];
+      if (e < kStage * kRows) w[(e % kStage) * kRows + e / kStage] = w_next[j];
     }
 #pragma unroll
-    for (int j = 0; j < Loads::kInputLoads; ++j) x[t + j * kGroupThreads] = next.x[j];
+    for (int j = 0; j < kInputLoads; ++j) {
+      const int e = t + j * kGroupThreads;
+      if (e < kStage * kColumns) x[e] = x_next[j];
+    }
   };
 
   float acc[kGemmThreadRows][kGemmThreadColumns] = {};
   const int64_t per_stage = static_cast<int64_t>(kSplits) * kStage;
-  const int64_t stages = (v.depth() + per_stage - 1) / per_stage;
-  next.fetch(v, t, m0, static_cast<int64_t>(group) * kStage, column_inside, source);
+  const int64_t stages = (depth + per_stage - 1) / per_stage;
+  fetch(static_cast<int64_t>(group) * kStage);
   stash(0);
   __syncthreads();
   for (int64_t stage = 0; stage < stages; ++stage) {
     const int buffer = static_cast<int>(stage & 1);
     const bool more = stage + 1 < stages;
-    if (more)
-      next.fetch(v, t, m0, (stage + 1) * per_stage + static_cast<int64_t>(group) * kStage, column_inside, source);
+    if (more) fetch((stage + 1) * per_stage + static_cast<int64_t>(group) * kStage);
     const float* w = shared + (buffer * kSplits + group) * kStageFloats;
     const float* x = w + kStage * kRows;
 #pragma unroll
@@ -91,10 +121,12 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm(View v) {
 #pragma unroll
       for (int q = 0; q < kGemmThreadColumns; ++q) {
         const int64_t p = p0 + tile_column + q;
-        if (m < v.s.out_channels && p < v.positions()) store_output(v, n, m, p, acc[r][q]);
+        if (m < s.out_channels && p < positions) store_output(v, n, m, p, acc[r][q]);
       }
     }
   } else {
+    // The groups' partial tiles, summed in group order (deterministic), one output per thread at
+    // a time so that consecutive threads store consecutive positions.
     float* partial = shared + group * kRows * kColumns;
 #pragma unroll
     for (int r = 0; r < kGemmThreadRows; ++r) {
@@ -102,8 +134,22 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm(View v) {
       for (int q = 0; q < kGemmThreadColumns; ++q) partial[(tile_row + r) * kColumns + tile_column + q] = acc[r][q];
     }
     __syncthreads();
-    store_partial_sums<kRows, kColumns, kSplits>(v, shared, n, m0, p0);
+    for (int e = static_cast<int>(threadIdx.x); e < kRows * kColumns; e += kGemmThreads) {
+      const int64_t m = m0 + e / kColumns, p = p0 + e % kColumns;
+      if (m >= s.out_channels || p >= positions) continue;
+      float sum = 0.0f;
+#pragma unroll
+      for (int g = 0; g < kSplits; ++g) sum += shared[g * kRows * kColumns + e];
+      store_output(v, n, m, p, sum);
+    }
   }
+}
+template <typename View, int kRows, int kColumns, int kSplits, int kStage>
+int launch(const View& v, int64_t batch, int64_t out_channels, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>((v.positions() + kColumns - 1) / kColumns),
+                  static_cast<unsigned>((out_channels + kRows - 1) / kRows), static_cast<unsigned>(batch));
+  conv_gemm<View, kRows, kColumns, kSplits, kStage><<<grid, kGemmThreads, 0, stream>>>(v);
+  return static_cast<int>(cudaGetLastError());
 }
 
 template <typename View, int kIndex>

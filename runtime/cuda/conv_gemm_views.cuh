@@ -1,6 +1,6 @@
 // What both Conv GEMM kernels (conv_gemm.cu: f32 on CUDA cores; conv_gemm_tensor_cores.cuh)
-// share: a step seen as a GEMM (its depth, positions and input columns), one group's global loads
-// of a stage, and the epilogue. Device code, included by .cu files only.
+// share: a step seen as a GEMM (its depth, positions and input columns) and the epilogue of one
+// output. Device code, included by .cu files only.
 #pragma once
 
 #include <cstdint>
@@ -106,57 +106,6 @@ __device__ void store_output(const View& v, int64_t n, int64_t m, int64_t p, flo
   const float r = s.load(3, (n * s.residual_channels + m) * v.positions() + p);
   s.store(o,
           s.residual_after_activation ? apply_activation(s.activation, x) + r : apply_activation(s.activation, x + r));
-}
-
-// One group's global loads of a stage, kept in registers while the previous stage is multiplied:
-// element e = t + j * kGroupThreads of W's [kRows x kStage] slice is output row e / kStage at
-// channel e % kStage (consecutive threads read consecutive channels); X's [kStage x kColumns]
-// slice has each thread stage one column, element e being row e / kColumns at column e % kColumns.
-// Channels past the depth (and rows or columns past the edge) load zeros: they add nothing.
-template <typename View, int kRows, int kColumns, int kStage, int kGroupThreads>
-struct StageLoads {
-  static constexpr int kWeightLoads = (kStage * kRows + kGroupThreads - 1) / kGroupThreads;
-  static constexpr int kInputLoads = (kStage * kColumns + kGroupThreads - 1) / kGroupThreads;
-  static_assert(kGroupThreads % kColumns == 0 && kInputLoads * kGroupThreads == kStage * kColumns,
-                "a thread stages whole rows of one column");
-
-  float w[kWeightLoads];
-  float x[kInputLoads];
-
-  // Thread t's loads of the stage starting at channel k0, for output rows from m0; `column`
-  // (valid when `column_inside`) is its column of X.
-  __device__ void fetch(const View& v, int t, int64_t m0, int64_t k0, bool column_inside,
-                        const typename View::Column& column) {
-    const auto& s = v.s;
-    const int64_t depth = v.depth();
-#pragma unroll
-    for (int j = 0; j < kWeightLoads; ++j) {
-      const int e = t + j * kGroupThreads;
-      const int64_t m = m0 + e / kStage, k = k0 + e % kStage;
-      w[j] = e < kStage * kRows && m < s.out_channels && k < depth ? s.load(1, m * depth + k) : 0.0f;
-    }
-    if (column_inside) {
-      v.template load_rows<kInputLoads, kGroupThreads / kColumns>(column, k0 + t / kColumns, x);
-    } else {
-#pragma unroll
-      for (int j = 0; j < kInputLoads; ++j) x[j] = 0.0f;
-    }
-  }
-};
-
-// The block's output tile from the groups' partial tiles in shared memory (`partials`: kSplits
-// tiles of kRows x kColumns f32, row-major), summed in group order (deterministic), one output
-// per thread at a time so that consecutive threads store consecutive positions. After a barrier.
-template <int kRows, int kColumns, int kSplits, typename View>
-__device__ void store_partial_sums(const View& v, const float* partials, int64_t n, int64_t m0, int64_t p0) {
-  for (int e = static_cast<int>(threadIdx.x); e < kRows * kColumns; e += kGemmThreads) {
-    const int64_t m = m0 + e / kColumns, p = p0 + e % kColumns;
-    if (m >= v.s.out_channels || p >= v.positions()) continue;
-    float sum = 0.0f;
-#pragma unroll
-    for (int g = 0; g < kSplits; ++g) sum += partials[g * kRows * kColumns + e];
-    store_output(v, n, m, p, sum);
-  }
 }
 
 }  // namespace edgefuse::gpu
