@@ -55,7 +55,7 @@ run_checks() {
     head -n 12 "$out/nvidia-smi.txt" | sed 's/^/    /'
     echo
     echo "test_cuda exit $tests_rc: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_cuda.log" | tr '\n' ' ')"
-    grep -E 'SKIPPED|ERROR|MESSAGE' "$out/test_cuda.log" | head -n 40 || true
+    grep -E 'SKIPPED|ERROR|MESSAGE' "$out/test_cuda.log" | head -n 60 || true
     echo
     echo "bench_cuda exit $bench_rc"
     grep -v '^{' "$out/bench_cuda.md" || true
