@@ -463,10 +463,13 @@ Result<std::vector<Tensor>> CudaExecutor::run(std::span<const Tensor> inputs) {
   std::vector<TensorDesc> descs;
   for (const Tensor& input : inputs) descs.push_back(input.desc());
   // Host inputs through a state's pinned buffers (finish_frame uploads them; calibration runs copy
-  // them up themselves).
+  // them up themselves); inputs already there (staged_inputs) stay.
   const auto stage = [&](ShapeState& state) {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i].nbytes() > 0) std::memcpy(state.pinned_inputs[i].get(), inputs[i].raw_data(), inputs[i].nbytes());
+      void* pinned = state.pinned_inputs[i].get();
+      if (inputs[i].nbytes() > 0 && inputs[i].raw_data() != pinned) {
+        std::memcpy(pinned, inputs[i].raw_data(), inputs[i].nbytes());
+      }
     }
   };
   const auto load = [&](ShapeState& state) -> Status {
@@ -481,6 +484,27 @@ Result<std::vector<Tensor>> CudaExecutor::run(std::span<const Tensor> inputs) {
   EF_ASSIGN_OR_RETURN(ShapeState * state, impl.state_for(descs, load));
   stage(*state);
   return impl.finish_frame(*state, true);
+}
+
+Result<std::vector<Tensor>> CudaExecutor::staged_inputs(std::span<const TensorDesc> input_descs) {
+  std::vector<Shape> signature;
+  for (const TensorDesc& desc : input_descs) signature.push_back(desc.shape);
+  const auto found = impl_->states.find(signature);
+  if (found == impl_->states.end()) {
+    std::string shapes;
+    for (const TensorDesc& desc : input_descs) shapes += (shapes.empty() ? "" : ", ") + desc.to_string();
+    return invalid_argument("no frame of inputs ", shapes, " has run yet: staging buffers exist once it has");
+  }
+  const ShapeState& state = *found->second;
+  std::vector<Tensor> staged;
+  for (size_t i = 0; i < input_descs.size(); ++i) {
+    const TensorDesc& planned = state.lowered.plan.descs[static_cast<size_t>(impl_->graph->inputs()[i])];
+    if (input_descs[i] != planned) {
+      return invalid_argument("input ", i, " is ", input_descs[i].to_string(), ", planned as ", planned.to_string());
+    }
+    staged.push_back(Tensor::wrap(planned.dtype, planned.shape, state.pinned_inputs[i].get()));
+  }
+  return staged;
 }
 
 Result<std::vector<Tensor>> CudaExecutor::run_filled(std::span<const TensorDesc> input_descs, const InputFiller& fill) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -452,6 +453,30 @@ TEST_CASE(
   check_gpu_outputs(run_on_gpu(**again, {frame}), first, true, 0);
   CHECK(said("GEMM tilings loaded from"));
   CHECK_FALSE(said("tuned the tiling of"));
+}
+
+TEST_CASE("inputs written into the executor's staging buffers run as frames without a copy") {
+  REQUIRE_CUDA_DEVICE();
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  std::mt19937 rng(16);
+  const std::vector<Tensor> first = {yolox_noise_frame(rng)}, second = {yolox_noise_frame(rng)};
+  std::unique_ptr<CudaExecutor> executor = make_executor(graph, true);
+  const std::vector<TensorDesc> descs = {first[0].desc()};
+  CHECK_FALSE(executor->staged_inputs(descs).is_ok());  // no frame of this shape yet
+  const std::vector<Tensor> expected_first = run_on_gpu(*executor, first);
+  const std::vector<Tensor> expected_second = run_on_gpu(*executor, second);
+  Result<std::vector<Tensor>> staged = executor->staged_inputs(descs);
+  REQUIRE_MESSAGE(staged.is_ok(), staged.status().to_string());
+  REQUIRE(staged->size() == 1);
+  CHECK((*staged)[0].desc() == first[0].desc());
+  for (const std::vector<Tensor>* frame : {&first, &second}) {
+    std::memcpy((*staged)[0].raw_data(), (*frame)[0].raw_data(), (*frame)[0].nbytes());
+    check_gpu_outputs(run_on_gpu(*executor, *staged), frame == &first ? expected_first : expected_second, true, 0);
+  }
+  // Another shape or dtype is refused.
+  CHECK_FALSE(executor->staged_inputs({{TensorDesc{DType::kF32, {1, 3, 320, 320}}}}).is_ok());
+  CHECK_FALSE(executor->staged_inputs({{TensorDesc{DType::kU8, {1, 3, 416, 416}}}}).is_ok());
 }
 
 TEST_CASE("a new input shape is planned and captured once, then reused") {
