@@ -153,6 +153,7 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   Result<MemoryPlan> gpu_plan = plan_memory(*optimised, input_descs);
   if (!gpu_plan.is_ok()) return gpu_plan.status().with_context("planning the optimised graph for a GPU");
   report.moved_fused_gpu = gpu_plan->activation_bytes_moved;
+  MemoryPlan fp16_plan = *gpu_plan;  // the same plan, lowered again in fp16 below
   Result<gpu::LoweredPlan> lowered = gpu::lower_plan(*optimised, std::move(*gpu_plan));
   if (!lowered.is_ok()) return lowered.status().with_context("lowering the optimised graph for a GPU");
   for (const gpu::LoweredStep& step : lowered->steps) {
@@ -168,10 +169,8 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   }
   // In fp16, before calibration keeps any layer in f32: the Conv GEMMs reading fp16 (all but those
   // on graph inputs) may run on tensor cores.
-  Result<MemoryPlan> fp16_plan = plan_memory(*optimised, input_descs);
-  if (!fp16_plan.is_ok()) return fp16_plan.status().with_context("planning the optimised graph for a GPU in fp16");
   Result<gpu::LoweredPlan> fp16_lowered = gpu::lower_plan(
-      *optimised, std::move(*fp16_plan), gpu::LoweringOptions{.fp16_storage = true, .tensor_cores = true});
+      *optimised, std::move(fp16_plan), gpu::LoweringOptions{.fp16_storage = true, .tensor_cores = true});
   if (!fp16_lowered.is_ok())
     return fp16_lowered.status().with_context("lowering the optimised graph for a GPU in fp16");
   for (const gpu::LoweredStep& step : fp16_lowered->steps) {
