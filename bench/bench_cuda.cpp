@@ -216,13 +216,14 @@ int run(const cli::ParsedArgs& args) {
               devices[0].name.c_str(), devices[0].compute_major, devices[0].compute_minor, compiler_description(),
               static_cast<long long>(runs), static_cast<long long>(warmup));
   std::printf(
-      "| model | CPU fused (ms) | GPU fused, CUDA graph (ms) | GPU fused, CUDA graph, input already in pinned staging "
+      "| model | CPU fused (ms) | GPU fused, CUDA graph (ms) | GPU fused, CUDA graph, without cuBLAS (ms) | GPU fused, "
+      "CUDA graph, input already in pinned staging "
       "(ms) | GPU fused fp16, CUDA graph (ms) | GPU fused fp16, f32 math (no tensor cores) (ms) | device time fp32 / "
       "fp16 (ms) | GPU fused, CUDA graph, GEMM tiles by cost model, "
       "not timed (ms) | GPU fused, launches (ms) | GPU "
       "fused, general conv kernel only (ms) | GPU unfused, CUDA graph (ms) | unfused / fused | CPU / GPU | batch 4 "
       "(img/s) | batch 16 (img/s) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<std::string> notes;
   std::vector<GemmShape> peer_shapes;
   const char* peer_label = "";
@@ -258,6 +259,10 @@ int run(const cli::ParsedArgs& args) {
     };
     const Samples gpu_graph = gpu_samples(fused, one, reported, warmup, runs, nullptr, &device_graph);
     const Samples gpu_staged = gpu_staged_samples(fused, one, graphed, warmup, runs);
+    // Our tilings only: what cuBLAS, where tuning picked it for some 1x1 Convs, buys.
+    CudaExecutorOptions no_cublas = graphed;
+    no_cublas.cublas = CublasUse::kNever;
+    const Samples gpu_no_cublas = gpu_samples(fused, one, no_cublas, warmup, runs);
     CudaExecutorOptions untuned = graphed;
     untuned.tune_gemm = false;
     const Samples gpu_untuned = gpu_samples(fused, one, untuned, warmup, runs);
@@ -299,8 +304,13 @@ int run(const cli::ParsedArgs& args) {
       }
     }
     for (int64_t batch : {4, 16}) {
-      Samples samples = batched.is_ok() ? gpu_samples(*batched, random_batch(*fused, batch, rng), graphed, warmup, runs)
-                                        : Samples{{}, batched.status().message()};
+      CudaExecutorOptions batch_options = graphed;  // notes what tuning chose at this batch
+      batch_options.progress = [&](const std::string& message) {
+        if (message.starts_with("tuned")) notes.push_back(make_message(model.label, " batch ", batch, ": ", message));
+      };
+      Samples samples = batched.is_ok()
+                            ? gpu_samples(*batched, random_batch(*fused, batch, rng), batch_options, warmup, runs)
+                            : Samples{{}, batched.status().message()};
       const double ms = median(samples);
       throughput[column++] = ms > 0 ? make_message(static_cast<int64_t>(1000.0 * static_cast<double>(batch) / ms))
                                     : "n/a: " + samples.failure;
@@ -308,6 +318,7 @@ int run(const cli::ParsedArgs& args) {
     }
     print_json(model.label, "CPU fused", 1, cpu_fused);
     print_json(model.label, "fused, CUDA graph", 1, gpu_graph);
+    print_json(model.label, "fused, CUDA graph, without cuBLAS", 1, gpu_no_cublas);
     print_json(model.label, "fused, CUDA graph, input in pinned staging", 1, gpu_staged);
     print_json(model.label, "fused fp16, CUDA graph", 1, gpu_fp16);
     print_json(model.label, "fused fp16, f32 math, CUDA graph", 1, gpu_fp16_f32_math);
@@ -321,11 +332,11 @@ int run(const cli::ParsedArgs& args) {
       print_json(model.label, "fused, CUDA graph, row filter", 1, gpu_filtered);
       print_json(model.label, "fused, CUDA graph, row filter + NMS", 1, gpu_nms);
     }
-    std::printf("| %s | %s | %s | %s | %s | %s | %.3f / %.3f | %s | %s | %s | %s | %s | %s | %s | %s |\n", model.label,
-                latency_cell(cpu_fused, 2).c_str(), latency_cell(gpu_graph, 3).c_str(),
-                latency_cell(gpu_staged, 3).c_str(), latency_cell(gpu_fp16, 3).c_str(),
-                latency_cell(gpu_fp16_f32_math, 3).c_str(), median(device_graph), median(device_fp16),
-                latency_cell(gpu_untuned, 3).c_str(), latency_cell(gpu_launches, 3).c_str(),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %.3f / %.3f | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                model.label, latency_cell(cpu_fused, 2).c_str(), latency_cell(gpu_graph, 3).c_str(),
+                latency_cell(gpu_no_cublas, 3).c_str(), latency_cell(gpu_staged, 3).c_str(),
+                latency_cell(gpu_fp16, 3).c_str(), latency_cell(gpu_fp16_f32_math, 3).c_str(), median(device_graph),
+                median(device_fp16), latency_cell(gpu_untuned, 3).c_str(), latency_cell(gpu_launches, 3).c_str(),
                 latency_cell(gpu_general, 3).c_str(), latency_cell(gpu_unfused, 3).c_str(),
                 median_ratio_cell(gpu_unfused, gpu_graph).c_str(), median_ratio_cell(cpu_fused, gpu_graph).c_str(),
                 throughput[0].c_str(), throughput[1].c_str());

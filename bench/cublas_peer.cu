@@ -2,67 +2,18 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <type_traits>
 #include <utility>
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 
 #include "bench/cublas_peer.h"
 #include "runtime/cuda/conv_gemm.h"
+#include "runtime/cuda/cublas_library.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/pointwise_conv_step.h"
 
 namespace edgefuse::bench {
 namespace {
-
-// The few cuBLAS entry points the comparison needs, resolved from the shared library.
-struct Cublas {
-  using Create = cublasStatus_t (*)(cublasHandle_t*);
-  using Destroy = cublasStatus_t (*)(cublasHandle_t);
-  using SetStream = cublasStatus_t (*)(cublasHandle_t, cudaStream_t);
-  using Sgemm = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float*,
-                                   const float*, int, const float*, int, const float*, float*, int);
-  using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
-                                    const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-
-  void* library = nullptr;
-  Create create = nullptr;
-  Destroy destroy = nullptr;
-  SetStream set_stream = nullptr;
-  Sgemm sgemm = nullptr;
-  GemmEx gemm_ex = nullptr;
-
-  ~Cublas() {
-    if (library != nullptr) dlclose(library);
-  }
-};
-
-Result<std::unique_ptr<Cublas>> load_cublas() {
-  // CUDA 13's, 12's (as PyTorch wheels bring), then whatever the loader finds, then the toolkit's.
-  constexpr const char* kNames[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
-                                    "/usr/local/cuda/lib64/libcublas.so"};
-  auto cublas = std::make_unique<Cublas>();
-  std::string tried;
-  for (const char* name : kNames) {
-    cublas->library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (cublas->library != nullptr) break;
-    tried += (tried.empty() ? "" : ", ") + std::string(name);
-  }
-  if (cublas->library == nullptr) return unsupported("cuBLAS not found (tried ", tried, ")");
-  const auto resolve = [&](auto& function, const char* symbol) {
-    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(dlsym(cublas->library, symbol));
-    return function != nullptr;
-  };
-  if (!resolve(cublas->create, "cublasCreate_v2") || !resolve(cublas->destroy, "cublasDestroy_v2") ||
-      !resolve(cublas->set_stream, "cublasSetStream_v2") || !resolve(cublas->sgemm, "cublasSgemm_v2") ||
-      !resolve(cublas->gemm_ex, "cublasGemmEx")) {
-    return unsupported("cuBLAS lacks an entry point the comparison needs");
-  }
-  return std::move(cublas);
-}
 
 // Device memory freed on scope exit.
 struct DeviceBuffer {
@@ -100,11 +51,6 @@ Result<double> time_calls(cudaStream_t stream, int launches, const Call& call) {
   return static_cast<double>(elapsed) / std::max(launches, 1);
 }
 
-Status cublas_status(cublasStatus_t status, const char* what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return Status::ok();
-  return Status(StatusCode::kInternal, make_message(what, " failed: cuBLAS status ", static_cast<int>(status)));
-}
-
 // Our fastest allowed tiling's milliseconds, and whether it is a tensor-core one.
 Result<std::pair<double, bool>> fastest_tiling(const gpu::PointwiseConvStep& step, cudaStream_t stream, int launches) {
   float ms[gpu::kGemmTilingCount] = {};
@@ -113,7 +59,7 @@ Result<std::pair<double, bool>> fastest_tiling(const gpu::PointwiseConvStep& ste
   return std::pair<double, bool>{ms[best], gpu::kGemmTilings[best].tensor_cores};
 }
 
-Result<GemmPeerTiming> time_shape(const Cublas& cublas, cublasHandle_t handle, cudaStream_t stream,
+Result<GemmPeerTiming> time_shape(const gpu::CublasLibrary& cublas, cublasHandle_t handle, cudaStream_t stream,
                                   const GemmShape& shape, int launches) {
   const int64_t m = shape.out_channels, k = shape.in_channels, p = shape.positions;
   DeviceBuffer x, w, y, x16, w16, y16;
@@ -150,7 +96,7 @@ Result<GemmPeerTiming> time_shape(const Cublas& cublas, cublasHandle_t handle, c
   const auto mi = static_cast<int>(m), ki = static_cast<int>(k), pi = static_cast<int>(p);
   EF_ASSIGN_OR_RETURN(
       const double sgemm_ms, time_calls(stream, launches, [&]() {
-        return cublas_status(
+        return gpu::cublas_status(
             cublas.sgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, pi, mi, ki, &one, static_cast<const float*>(x.data), pi,
                          static_cast<const float*>(w.data), ki, &zero, static_cast<float*>(y.data), pi),
             "cublasSgemm");
@@ -158,7 +104,7 @@ Result<GemmPeerTiming> time_shape(const Cublas& cublas, cublasHandle_t handle, c
   timing.cublas_f32_us = sgemm_ms * 1e3;
   EF_ASSIGN_OR_RETURN(
       const double half_ms, time_calls(stream, launches, [&]() {
-        return cublas_status(
+        return gpu::cublas_status(
             cublas.gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, pi, mi, ki, &one, x16.data, CUDA_R_16F, pi, w16.data,
                            CUDA_R_16F, ki, &zero, y16.data, CUDA_R_16F, pi, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
             "cublasGemmEx");
@@ -170,15 +116,15 @@ Result<GemmPeerTiming> time_shape(const Cublas& cublas, cublasHandle_t handle, c
 }  // namespace
 
 Result<std::vector<GemmPeerTiming>> time_gemm_peers(const std::vector<GemmShape>& shapes, int launches) {
-  EF_ASSIGN_OR_RETURN(const std::unique_ptr<Cublas> cublas, load_cublas());
+  EF_ASSIGN_OR_RETURN(const std::shared_ptr<const gpu::CublasLibrary> cublas, gpu::CublasLibrary::load());
   cudaStream_t stream = nullptr;
   EF_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const std::unique_ptr<CUstream_st, decltype(&cudaStreamDestroy)> stream_owner(stream, cudaStreamDestroy);
   cublasHandle_t handle = nullptr;
-  EF_RETURN_IF_ERROR(cublas_status(cublas->create(&handle), "cublasCreate"));
+  EF_RETURN_IF_ERROR(gpu::cublas_status(cublas->create(&handle), "cublasCreate"));
   const auto destroy = [&](cublasContext* h) { cublas->destroy(h); };
   const std::unique_ptr<cublasContext, decltype(destroy)> handle_owner(handle, destroy);
-  EF_RETURN_IF_ERROR(cublas_status(cublas->set_stream(handle, stream), "cublasSetStream"));
+  EF_RETURN_IF_ERROR(gpu::cublas_status(cublas->set_stream(handle, stream), "cublasSetStream"));
   std::vector<GemmPeerTiming> timings;
   for (const GemmShape& shape : shapes) {
     EF_ASSIGN_OR_RETURN(GemmPeerTiming timing, time_shape(*cublas, handle, stream, shape, launches));

@@ -50,8 +50,9 @@ OptionSpec precision_option() {
           .value_name = "NAME",
           .default_value = "fp32",
           .description =
-              "on the GPU, fp16 stores activations as 16-bit floats (math and weights stay fp32; the first "
-              "frame picks the few layers whose inputs stay fp32); the CPU runs fp32"};
+              "on the GPU, fp16 stores activations as 16-bit floats (the first frame picks the few layers "
+              "whose inputs stay fp32) and multiplies dense Convs on fp16 inputs on tensor cores (sums in "
+              "fp32; other math fp32); the CPU runs fp32"};
 }
 
 Result<GpuBackendOptions> gpu_options_from_args(const ParsedArgs& args) {

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "runtime/cuda/conv_gemm.h"
+#include "runtime/cuda/cublas_gemm.h"
 #include "runtime/cuda/cuda_buffers.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/host_runner.h"
@@ -34,6 +35,15 @@ void for_each_gemm_step(gpu::LoweredPlan& lowered, const Visit& visit) {
   }
 }
 
+// Steps of `lowered` marked to run through cuBLAS.
+int count_cublas_steps(const gpu::LoweredPlan& lowered) {
+  int count = 0;
+  for (const gpu::LoweredStep& step : lowered.steps) {
+    if (const auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params)) count += p->cublas ? 1 : 0;
+  }
+  return count;
+}
+
 // Everything one input-shape signature needs on the device.
 struct ShapeState {
   gpu::LoweredPlan lowered;
@@ -53,6 +63,7 @@ struct ShapeState {
   cudaGraph_t filled_graph = nullptr;
   cudaGraphExec_t filled_graph_exec = nullptr;
   size_t device_bytes = 0;
+  int cublas_steps = 0;  // steps that run through cuBLAS
   std::optional<gpu::Fp16Calibration> calibration;
   bool calibration_cached = false;
 
@@ -73,8 +84,9 @@ struct CudaExecutor::Impl {
   std::map<std::vector<Shape>, std::unique_ptr<ShapeState>> states;
   ShapeState* last = nullptr;
   bool last_used_graph = false;
-  std::string device_key;     // the device, driver and runtime, for plan cache keys
-  bool tensor_cores = false;  // options.fp16 and options.tensor_cores, on a device of sm_70 or later
+  std::string device_key;                   // the device, driver and runtime, for plan cache keys
+  std::unique_ptr<gpu::CublasGemm> cublas;  // null: options.cublas is kNever, or cuBLAS did not load
+  bool tensor_cores = false;                // options.fp16 and options.tensor_cores, on a device of sm_70 or later
 
   cudaEvent_t frame_start = nullptr;  // time_frames
   cudaEvent_t frame_stop = nullptr;
@@ -82,6 +94,7 @@ struct CudaExecutor::Impl {
 
   ~Impl() {
     states.clear();
+    cublas.reset();  // its handle is bound to `stream`
     if (frame_start != nullptr) cudaEventDestroy(frame_start);
     if (frame_stop != nullptr) cudaEventDestroy(frame_stop);
     if (stream != nullptr) cudaStreamDestroy(stream);
@@ -163,29 +176,61 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
   } else if (options.tune_gemm) {
     EF_RETURN_IF_ERROR(tune_or_load_gemm(*state, inputs));
   }
+  if (cublas && options.cublas == CublasUse::kAlways) {
+    for_each_gemm_step(state->lowered, [&](gpu::LoweredStep& step, auto& params) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>) {
+        params.cublas =
+            gpu::library_gemm_eligible(std::get<gpu::PointwiseConvStep>(gpu::bind_step(step, state->bindings)));
+      }
+    });
+  }
+  if (!cublas) {  // tilings from a plan cache written where cuBLAS was loaded
+    for_each_gemm_step(state->lowered, [](gpu::LoweredStep&, auto& params) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>) params.cublas = false;
+    });
+  }
+  state->cublas_steps = count_cublas_steps(state->lowered);
   return states.emplace(std::move(signature), std::move(state)).first->second.get();
 }
 
 Status CudaExecutor::Impl::tune_gemm(ShapeState& state) {
   constexpr int kLaunches = 10;  // per tiling, after one warm-up: a few microseconds each
   const auto start = std::chrono::steady_clock::now();
-  int tuned = 0;
+  int tuned = 0, timed_cublas = 0;
   int error = 0;  // the first cudaError_t
+  Status cublas_failure = Status::ok();
   for_each_gemm_step(state.lowered, [&](gpu::LoweredStep& step, auto& params) {
     using Step = std::decay_t<decltype(params)>;
     float ms[gpu::kGemmTilingCount] = {};
-    if (error != 0) return;
-    error = gpu::time_gemm_tilings(std::get<Step>(gpu::bind_step(step, state.bindings)), stream, kLaunches, ms);
-    params.gemm_tiling = static_cast<int32_t>(std::min_element(std::begin(ms), std::end(ms)) - std::begin(ms));
+    if (error != 0 || !cublas_failure.is_ok()) return;
+    const Step bound = std::get<Step>(gpu::bind_step(step, state.bindings));
+    error = gpu::time_gemm_tilings(bound, stream, kLaunches, ms);
+    const auto best = std::min_element(std::begin(ms), std::end(ms));
+    params.gemm_tiling = static_cast<int32_t>(best - std::begin(ms));
     ++tuned;
+    if constexpr (std::is_same_v<Step, gpu::PointwiseConvStep>) {
+      if (error == 0 && cublas && options.cublas == CublasUse::kWhereFaster && gpu::library_gemm_eligible(bound)) {
+        Result<float> library_ms = cublas->time(bound, kLaunches);
+        if (!library_ms.is_ok()) {
+          cublas_failure = library_ms.status();
+          return;
+        }
+        params.cublas = *library_ms < *best;
+        ++timed_cublas;
+      }
+    }
   });
   if (error != 0) {
     return Status(StatusCode::kInternal,
                   make_message("timing GEMM tilings: ", cudaGetErrorString(static_cast<cudaError_t>(error))));
   }
-  report(make_message("tuned the tiling of ", tuned, " GEMM steps in ",
-                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
-                      " ms"));
+  EF_RETURN_IF_ERROR(cublas_failure.with_context("timing cuBLAS"));
+  report(make_message(
+      "tuned the tiling of ", tuned, " GEMM steps in ",
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), " ms",
+      timed_cublas > 0
+          ? make_message("; cuBLAS timed on ", timed_cublas, ", faster on ", count_cublas_steps(state.lowered))
+          : std::string()));
   return Status::ok();
 }
 
@@ -194,18 +239,27 @@ Status CudaExecutor::Impl::tune_or_load_gemm(ShapeState& state, std::span<const 
   std::string key;
   if (!options.plan_cache_dir.empty()) {
     cache.emplace(options.plan_cache_dir);
+    const bool timing_cublas = cublas && options.cublas == CublasUse::kWhereFaster;
     key = gpu::gemm_plan_key(*graph, inputs, device_key, options.fp16, state.lowered.options.f32_values,
-                             state.lowered.options.tensor_cores);
+                             state.lowered.options.tensor_cores, timing_cublas ? cublas->library().version : "none");
     if (std::optional<std::vector<gpu::NodeTiling>> hit = cache->load_gemm_tilings(key, *graph)) {
       std::map<NodeId, int> index;
-      for (const gpu::NodeTiling& t : *hit) index[t.node] = gpu::gemm_tiling_index(t.tiling);
+      std::map<NodeId, bool> through_cublas;
+      for (const gpu::NodeTiling& t : *hit) {
+        index[t.node] = gpu::gemm_tiling_index(t.tiling);
+        through_cublas[t.node] = t.cublas;
+      }
       bool complete = true;
       for_each_gemm_step(state.lowered, [&](gpu::LoweredStep& step, auto&) {
         complete = complete && index.count(step.node) == 1 && index[step.node] >= 0;
       });
       if (complete) {
-        for_each_gemm_step(state.lowered,
-                           [&](gpu::LoweredStep& step, auto& params) { params.gemm_tiling = index[step.node]; });
+        for_each_gemm_step(state.lowered, [&](gpu::LoweredStep& step, auto& params) {
+          params.gemm_tiling = index[step.node];
+          if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>) {
+            params.cublas = through_cublas[step.node];
+          }
+        });
         report(make_message("GEMM tilings loaded from ", cache->entry_path(key).string()));
         return Status::ok();
       }
@@ -215,7 +269,10 @@ Status CudaExecutor::Impl::tune_or_load_gemm(ShapeState& state, std::span<const 
   if (cache) {
     std::vector<gpu::NodeTiling> chosen;
     for_each_gemm_step(state.lowered, [&](gpu::LoweredStep& step, auto& params) {
-      chosen.push_back(gpu::NodeTiling{step.node, gpu::kGemmTilings[params.gemm_tiling]});
+      bool through_cublas = false;
+      if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>)
+        through_cublas = params.cublas;
+      chosen.push_back(gpu::NodeTiling{step.node, gpu::kGemmTilings[params.gemm_tiling], through_cublas});
     });
     const Status stored = cache->store_gemm_tilings(key, *graph, chosen);
     report(stored.is_ok() ? make_message("GEMM tilings stored in ", cache->entry_path(key).string())
@@ -383,7 +440,11 @@ Status CudaExecutor::Impl::enqueue_frame(ShapeState& state, bool upload_inputs) 
     Status launched = Status::ok();
     std::visit(
         [&](const auto& p) {
-          if constexpr (!std::is_same_v<std::decay_t<decltype(p)>, gpu::CpuFallbackStep>) {
+          using Step = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<Step, gpu::PointwiseConvStep>) {
+            // cuBLAS where tuning chose it (its step still checked: the plan cache may say so).
+            launched = p.cublas && cublas && gpu::library_gemm_eligible(p) ? cublas->launch(p) : launch_step(p, stream);
+          } else if constexpr (!std::is_same_v<Step, gpu::CpuFallbackStep>) {
             launched = launch_step(p, stream);
           }
         },
@@ -442,6 +503,14 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<const
   if (options.fp16 && options.tensor_cores && !impl->tensor_cores) {
     impl->report(make_message(properties.name, " (sm_", properties.major, properties.minor,
                               ") has no tensor cores: fp16 Convs multiply in f32"));
+  }
+  if (options.cublas != CublasUse::kNever) {
+    Result<std::unique_ptr<gpu::CublasGemm>> cublas = gpu::CublasGemm::create(impl->stream);
+    if (cublas.is_ok()) {
+      impl->cublas = std::move(*cublas);
+    } else {
+      impl->report(make_message("1x1 Convs without cuBLAS: ", cublas.status().message()));
+    }
   }
   return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
 }
@@ -587,6 +656,10 @@ const gpu::Fp16Calibration* CudaExecutor::last_fp16_calibration() const {
 
 double CudaExecutor::last_device_ms() const {
   return impl_->last_device_ms;
+}
+
+int CudaExecutor::last_cublas_steps() const {
+  return impl_->last != nullptr ? impl_->last->cublas_steps : 0;
 }
 
 size_t CudaExecutor::last_device_bytes() const {

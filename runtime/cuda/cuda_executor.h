@@ -26,6 +26,11 @@
 
 namespace edgefuse {
 
+// Whether f32 1x1 Convs may run through cuBLAS (gpu::CublasGemm): never; where the first frame's
+// timing finds it faster than the best of our tilings (with tune_gemm; else never); or wherever
+// it can (tests and benchmarks).
+enum class CublasUse { kNever, kWhereFaster, kAlways };
+
 struct CudaExecutorOptions {
   int device = 0;
   bool use_cuda_graph = true;  // capture each shape's plan as a CUDA graph and replay it
@@ -60,6 +65,8 @@ struct CudaExecutorOptions {
   // (tensor-core tilings only on steps that may use them; the others take the cost model's);
   // -1: as above.
   int gemm_tiling = -1;
+  // cuBLAS is loaded at run time; without it, or on fp16 inputs, every step keeps our tilings.
+  CublasUse cublas = CublasUse::kWhereFaster;
 };
 
 class CudaExecutor {
@@ -100,6 +107,8 @@ class CudaExecutor {
   bool last_fp16_calibration_cached() const;
   // With time_frames: milliseconds between the events around the last frame's work; else 0.
   double last_device_ms() const;
+  // How many of the last run's steps ran through cuBLAS (CudaExecutorOptions::cublas).
+  int last_cublas_steps() const;
 
  private:
   struct Impl;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <type_traits>
 #include <unordered_map>
 
@@ -82,6 +83,8 @@ std::pair<std::string, std::string> split_first(const std::string& line) {
   return {line.substr(0, space), line.substr(space + 1)};
 }
 
+constexpr std::string_view kCublasSuffix = "+cublas";
+
 std::string tiling_text(const GemmTiling& t) {
   return std::to_string(t.rows) + "x" + std::to_string(t.columns) + "/" + std::to_string(t.k_splits) + "/" +
          std::to_string(t.stage_channels) + (t.tensor_cores ? "/tc" : "");
@@ -141,7 +144,7 @@ std::string fp16_plan_key(const Graph& graph, std::span<const TensorDesc> inputs
 }
 
 std::string gemm_plan_key(const Graph& graph, std::span<const TensorDesc> inputs, const std::string& device, bool fp16,
-                          std::span<const uint8_t> f32_values, bool tensor_cores) {
+                          std::span<const uint8_t> f32_values, bool tensor_cores, const std::string& cublas) {
   std::ostringstream key;
   key << "kind=gemm-tilings\n";
   key << "graph=" << graph_fingerprint(graph) << "\n";
@@ -156,6 +159,7 @@ std::string gemm_plan_key(const Graph& graph, std::span<const TensorDesc> inputs
     key << "f32_values=" << kept.hex() << "\n";
     key << "tensor_cores=" << (tensor_cores ? "yes" : "no") << "\n";
   }
+  key << "cublas=" << cublas << "\n";
   key << "tilings=";
   for (const GemmTiling& t : kGemmTilings) key << " " << tiling_text(t);
   key << "\n";
@@ -260,7 +264,8 @@ Status PlanCache::store_fp16(const std::string& key, const Graph& graph, const F
   return write_entry(key, body.str());
 }
 
-// Lines "tiling <rows>x<columns>/<splits>/<stage channels> <node name>" (the name last: it may hold spaces).
+// Lines "tiling <rows>x<columns>/<splits>/<stage channels>[/tc][+cublas] <node name>" (the name
+// last: it may hold spaces).
 std::optional<std::vector<NodeTiling>> PlanCache::load_gemm_tilings(const std::string& key, const Graph& graph) const {
   const std::optional<std::vector<std::string>> body = read_entry(key);
   if (!body) return std::nullopt;
@@ -274,14 +279,16 @@ std::optional<std::vector<NodeTiling>> PlanCache::load_gemm_tilings(const std::s
       break;
     }
     if (word != "tiling") return std::nullopt;
-    const auto [shape, name] = split_first(rest);
+    auto [shape, name] = split_first(rest);
+    const bool cublas = shape.ends_with(kCublasSuffix);
+    if (cublas) shape.resize(shape.size() - kCublasSuffix.size());
     const GemmTiling* tiling = nullptr;
     for (const GemmTiling& t : kGemmTilings) {
       if (tiling_text(t) == shape) tiling = &t;
     }
     const auto node = node_by_name.find(name);
     if (tiling == nullptr || node == node_by_name.end()) return std::nullopt;
-    tilings.push_back(NodeTiling{node->second, *tiling});
+    tilings.push_back(NodeTiling{node->second, *tiling, cublas});
   }
   if (!complete) return std::nullopt;  // truncated
   return tilings;
@@ -291,7 +298,8 @@ Status PlanCache::store_gemm_tilings(const std::string& key, const Graph& graph,
                                      std::span<const NodeTiling> tilings) const {
   std::ostringstream body;
   for (const NodeTiling& t : tilings)
-    body << "tiling " << tiling_text(t.tiling) << " " << graph.node(t.node).name << "\n";
+    body << "tiling " << tiling_text(t.tiling) << (t.cublas ? kCublasSuffix : "") << " " << graph.node(t.node).name
+         << "\n";
   body << "end\n";
   return write_entry(key, body.str());
 }

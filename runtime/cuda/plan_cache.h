@@ -36,14 +36,16 @@ std::string fp16_plan_key(const Graph& graph, std::span<const TensorDesc> inputs
 
 // What the GEMM tilings timed for a plan depend on: the graph, the input shapes, the device, driver
 // and runtime, the precision, the values an fp16 plan keeps in f32, whether it may use tensor
-// cores, and the tilings compiled in.
+// cores, the cuBLAS timed beside them ("none" when none was), and the tilings compiled in.
 std::string gemm_plan_key(const Graph& graph, std::span<const TensorDesc> inputs, const std::string& device, bool fp16,
-                          std::span<const uint8_t> f32_values, bool tensor_cores);
+                          std::span<const uint8_t> f32_values, bool tensor_cores, const std::string& cublas = "none");
 
-// A Conv node and the tiling its GEMM step runs in.
+// A Conv node and the tiling its GEMM step runs in, or whether cuBLAS runs it (cublas_gemm.h;
+// the tiling then serves where cuBLAS cannot).
 struct NodeTiling {
   NodeId node = -1;
   GemmTiling tiling;
+  bool cublas = false;
 };
 
 class PlanCache {

@@ -24,6 +24,9 @@ inline constexpr int kPointwiseColumns = 4;
 struct PointwiseConvStep : Operands {
   int32_t gemm_tiling = -1;   // on a device: the kGemmTilings index to launch (conv_gemm.h), -1: the cost model's
   bool tensor_cores = false;  // X is binary16 and W fits it: the tensor-core tilings may run the step
+  // On a device: the product through cuBLAS, then PointwiseEpilogueStep (cublas_gemm.h), where
+  // library_gemm_eligible; gemm_tiling still says how to run it without cuBLAS.
+  bool cublas = false;
   int64_t batch = 0;
   int64_t in_channels = 0;   // K
   int64_t out_channels = 0;  // M
@@ -75,5 +78,75 @@ struct PointwiseConvStep : Operands {
     }
   }
 };
+
+// A PointwiseConvStep's epilogue over its product Y = W X, already in `out` (a GEMM library's
+// result), in place: Y = act(Y + B + R) or act(Y + B) + R, one work item per element. Operands:
+// Y (in[0], the same bytes as out), unused, B (optional), R (optional). The bias is added after
+// the products rather than before them, so outputs may differ from the step's in the last bits.
+struct PointwiseEpilogueStep : Operands {
+  int64_t batch = 0;
+  int64_t out_channels = 0;
+  int64_t positions = 0;
+  ActivationParams activation;
+  bool residual_after_activation = false;
+  int64_t residual_channels = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return batch * out_channels * positions; }
+
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t p = i % positions;
+    const int64_t m = i / positions % out_channels;
+    const int64_t n = i / (positions * out_channels);
+    float v = load(0, i);
+    if (in[2] != nullptr) v += load(2, m);
+    if (in[3] == nullptr || m >= residual_channels) {
+      store(i, apply_activation(activation, v));
+    } else if (residual_after_activation) {
+      store(i, apply_activation(activation, v) + load(3, (n * residual_channels + m) * positions + p));
+    } else {
+      store(i, apply_activation(activation, v + load(3, (n * residual_channels + m) * positions + p)));
+    }
+  }
+};
+
+// Whether `step` (bound to its buffers) may run as a library's f32 GEMM and then
+// PointwiseEpilogueStep: every operand f32, each matrix's sizes within a 32-bit int, and neither
+// X nor a residual in Y's bytes (the product would overwrite them before they are read).
+inline bool library_gemm_eligible(const PointwiseConvStep& step) {
+  constexpr int64_t kLargestInt = 2147483647;
+  if (step.half != 0 || step.in[0] == nullptr || step.in[1] == nullptr || step.out == nullptr) return false;
+  if (step.batch > kLargestInt || step.in_channels * step.positions > kLargestInt ||
+      step.out_channels * step.positions > kLargestInt || step.out_channels * step.in_channels > kLargestInt) {
+    return false;
+  }
+  const auto overlaps_output = [&](const void* begin, int64_t floats) {
+    const auto* a = static_cast<const char*>(begin);
+    const auto* y = static_cast<const char*>(step.out);
+    const int64_t output_bytes = step.batch * step.out_channels * step.positions * 4;
+    return a < y + output_bytes && y < a + floats * 4;
+  };
+  if (overlaps_output(step.in[0], step.batch * step.in_channels * step.positions)) return false;
+  return step.in[3] == nullptr || !overlaps_output(step.in[3], step.batch * step.residual_channels * step.positions);
+}
+
+// The epilogue PointwiseEpilogueStep applies after `step`'s product; needed unless it is the identity.
+inline PointwiseEpilogueStep epilogue_after_product(const PointwiseConvStep& step) {
+  PointwiseEpilogueStep e;
+  e.in[0] = step.out;
+  e.in[2] = step.in[2];
+  e.in[3] = step.in[3];
+  e.out = step.out;
+  e.batch = step.batch;
+  e.out_channels = step.out_channels;
+  e.positions = step.positions;
+  e.activation = step.activation;
+  e.residual_after_activation = step.residual_after_activation;
+  e.residual_channels = step.residual_channels;
+  return e;
+}
+
+inline bool epilogue_is_identity(const PointwiseEpilogueStep& e) {
+  return e.in[2] == nullptr && e.in[3] == nullptr && e.activation.kind == Activation::kNone;
+}
 
 }  // namespace edgefuse::gpu

@@ -61,6 +61,7 @@ template int launch_on_stream(const ConvStep&, void*);
 template int launch_on_stream(const UnaryStep&, void*);
 template int launch_on_stream(const BinaryStep&, void*);
 template int launch_on_stream(const ChainStep&, void*);
+template int launch_on_stream(const PointwiseEpilogueStep&, void*);
 template int launch_on_stream(const PoolStep&, void*);
 template int launch_on_stream(const PlaneMeanStep&, void*);
 template int launch_on_stream(const SoftmaxStep&, void*);

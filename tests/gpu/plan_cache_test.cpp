@@ -129,10 +129,10 @@ TEST_CASE("stored GEMM tilings load back by node; other keys, unknown tilings an
   const std::string key = gpu::gemm_plan_key(graph, kInputs, device, false, {}, false);
   CHECK_FALSE(cache.load_gemm_tilings(key, graph).has_value());
 
-  // An f32 tiling and a tensor-core one.
+  // An f32 tiling that cuBLAS runs instead, and a tensor-core one.
   const gpu::GemmTiling& tensor_cores = gpu::kGemmTilings[gpu::kGemmTilingCount - 1];
   REQUIRE(tensor_cores.tensor_cores);
-  const std::vector<gpu::NodeTiling> stored = {{0, gpu::kGemmTilings[3]}, {1, tensor_cores}};
+  const std::vector<gpu::NodeTiling> stored = {{0, gpu::kGemmTilings[3], true}, {1, tensor_cores, false}};
   REQUIRE(cache.store_gemm_tilings(key, graph, stored).is_ok());
   const std::optional<std::vector<gpu::NodeTiling>> loaded = cache.load_gemm_tilings(key, graph);
   REQUIRE(loaded.has_value());
@@ -144,6 +144,7 @@ TEST_CASE("stored GEMM tilings load back by node; other keys, unknown tilings an
     CHECK((*loaded)[i].tiling.k_splits == stored[i].tiling.k_splits);
     CHECK((*loaded)[i].tiling.stage_channels == stored[i].tiling.stage_channels);
     CHECK((*loaded)[i].tiling.tensor_cores == stored[i].tiling.tensor_cores);
+    CHECK((*loaded)[i].cublas == stored[i].cublas);
   }
   // An fp16 calibration's entry for the same graph is another file.
   CHECK(cache.entry_path(gpu::fp16_plan_key(graph, kInputs, device, {})) != cache.entry_path(key));
@@ -157,6 +158,11 @@ TEST_CASE("stored GEMM tilings load back by node; other keys, unknown tilings an
   CHECK(gpu::gemm_plan_key(graph, kInputs, device, true, keep, false) != fp16);
   CHECK(gpu::gemm_plan_key(graph, kInputs, "Orin sm_87 driver 11040 runtime 11040", false, {}, false) != key);
   CHECK(gpu::gemm_plan_key(graph, {{TensorDesc{DType::kF32, {2, 4, 6, 6}}}}, device, false, {}, false) != key);
+  // So is the cuBLAS timed beside the tilings: another version (or none) times again.
+  CHECK(key.find("\ncublas=none\n") != std::string::npos);
+  const std::string with_cublas = gpu::gemm_plan_key(graph, kInputs, device, false, {}, false, "13.0.0");
+  CHECK(with_cublas != key);
+  CHECK(gpu::gemm_plan_key(graph, kInputs, device, false, {}, false, "12.9.1") != with_cublas);
   CHECK(key.find("tilings= 64x64/1/8 ") != std::string::npos);  // the compiled tilings, so a new set misses
   CHECK(key.find(" 64x64/1/32/tc ") != std::string::npos);
 
