@@ -119,11 +119,11 @@ inline bool library_gemm_eligible(const PointwiseConvStep& step) {
       step.out_channels * step.positions > kLargestInt || step.out_channels * step.in_channels > kLargestInt) {
     return false;
   }
+  // As addresses: the buffers may be different allocations.
   const auto overlaps_output = [&](const void* begin, int64_t floats) {
-    const auto* a = static_cast<const char*>(begin);
-    const auto* y = static_cast<const char*>(step.out);
-    const int64_t output_bytes = step.batch * step.out_channels * step.positions * 4;
-    return a < y + output_bytes && y < a + floats * 4;
+    const auto a = reinterpret_cast<uintptr_t>(begin), y = reinterpret_cast<uintptr_t>(step.out);
+    const auto output_bytes = static_cast<uintptr_t>(step.batch * step.out_channels * step.positions) * 4;
+    return a < y + output_bytes && y < a + static_cast<uintptr_t>(floats) * 4;
   };
   if (overlaps_output(step.in[0], step.batch * step.in_channels * step.positions)) return false;
   return step.in[3] == nullptr || !overlaps_output(step.in[3], step.batch * step.residual_channels * step.positions);

@@ -17,6 +17,7 @@
 #include "fusion/pass_manager.h"
 #include "models/onnx/onnx_importer.h"
 #include "runtime/cuda/conv_gemm.h"
+#include "runtime/cuda/cublas_library.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/executor.h"
 #include "tests/fusion/fusion_test_graphs.h"
@@ -112,6 +113,45 @@ TEST_CASE("the Conv GEMM in every tiling, and as tuned, matches the CPU on every
   CHECK_FALSE(out_of_range.is_ok());
 }
 
+#define REQUIRE_CUBLAS()                                                                                          \
+  do {                                                                                                            \
+    if (Result<std::shared_ptr<const gpu::CublasLibrary>> cublas = gpu::CublasLibrary::load(); !cublas.is_ok()) { \
+      MESSAGE("SKIPPED: ", cublas.status().message());                                                            \
+      return;                                                                                                     \
+    }                                                                                                             \
+  } while (0)
+
+TEST_CASE("1x1 Convs through cuBLAS and the epilogue kernel match the CPU on every op case, captured or launched") {
+  REQUIRE_CUDA_DEVICE();
+  REQUIRE_CUBLAS();
+  int cublas_steps = 0;
+  for (const GpuOpCase& c : gpu_op_cases()) {
+    const auto& nodes = c.graph->nodes();
+    if (std::none_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.op == OpKind::kConv; })) continue;
+    INFO("case: ", c.name);
+    const std::vector<Tensor> expected = run_graph(*c.graph, c.inputs, true);
+    CudaExecutorOptions options{.device = 0, .tune_gemm = false, .cublas = CublasUse::kAlways};
+    Result<std::unique_ptr<CudaExecutor>> graphed = CudaExecutor::create(c.graph, options);
+    REQUIRE_MESSAGE(graphed.is_ok(), graphed.status().to_string());
+    const std::vector<Tensor> outputs = run_on_gpu(**graphed, c.inputs);
+    check_gpu_outputs(outputs, expected, false, 1e-5);
+    cublas_steps += (*graphed)->last_cublas_steps();
+    options.use_cuda_graph = false;
+    Result<std::unique_ptr<CudaExecutor>> launched = CudaExecutor::create(c.graph, options);
+    REQUIRE_MESSAGE(launched.is_ok(), launched.status().to_string());
+    check_gpu_outputs(run_on_gpu(**launched, c.inputs), outputs, true, 0);
+    CHECK((*launched)->last_cublas_steps() == (*graphed)->last_cublas_steps());
+  }
+  MESSAGE("1x1 Conv steps on cuBLAS over the op cases: ", cublas_steps);
+  CHECK(cublas_steps >= 3);
+  // Never: not one step, whatever the options say otherwise.
+  Result<std::unique_ptr<CudaExecutor>> never =
+      CudaExecutor::create(gpu_op_cases().front().graph, CudaExecutorOptions{.device = 0, .cublas = CublasUse::kNever});
+  REQUIRE_MESSAGE(never.is_ok(), never.status().to_string());
+  run_on_gpu(**never, gpu_op_cases().front().inputs);
+  CHECK((*never)->last_cublas_steps() == 0);
+}
+
 bool device_has_tensor_cores() {
   return !cuda_devices().empty() && cuda_devices().front().compute_major >= 7;
 }
@@ -186,6 +226,39 @@ void check_model_on_gpu(const std::filesystem::path& path) {
   Result<std::unique_ptr<CudaExecutor>> tuned = CudaExecutor::create(graph, CudaExecutorOptions{.device = 0});
   REQUIRE_MESSAGE(tuned.is_ok(), tuned.status().to_string());
   check_gpu_outputs(run_on_gpu(**tuned, inputs), *expected, false, 1e-4);
+}
+
+TEST_CASE("YOLOX-nano with its 1x1 Convs on cuBLAS matches the CPU; tuning keeps cuBLAS only where it timed faster") {
+  REQUIRE_CUDA_DEVICE();
+  REQUIRE_CUBLAS();
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  std::mt19937 rng(15);
+  const std::vector<Tensor> inputs = {yolox_noise_frame(rng)};
+  Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
+  REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
+  Result<std::vector<Tensor>> expected = cpu->run(inputs);
+  REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+
+  Result<std::unique_ptr<CudaExecutor>> always =
+      CudaExecutor::create(graph, CudaExecutorOptions{.device = 0, .tune_gemm = false, .cublas = CublasUse::kAlways});
+  REQUIRE_MESSAGE(always.is_ok(), always.status().to_string());
+  check_gpu_outputs(run_on_gpu(**always, inputs), *expected, false, 1e-4);
+  CHECK((*always)->last_run_used_cuda_graph());
+  // Every one of the 82 1x1 Convs (gpu_model_test checks that each may).
+  MESSAGE("YOLOX-nano 1x1 Convs on cuBLAS when allowed everywhere: ", (*always)->last_cublas_steps());
+  CHECK((*always)->last_cublas_steps() == 82);
+
+  std::vector<std::string> progress;
+  Result<std::unique_ptr<CudaExecutor>> timed = CudaExecutor::create(
+      graph, CudaExecutorOptions{.device = 0, .progress = [&](const std::string& m) { progress.push_back(m); }});
+  REQUIRE_MESSAGE(timed.is_ok(), timed.status().to_string());
+  check_gpu_outputs(run_on_gpu(**timed, inputs), *expected, false, 1e-4);
+  const auto tuned = std::find_if(progress.begin(), progress.end(),
+                                  [](const std::string& m) { return m.find("cuBLAS timed on") != std::string::npos; });
+  REQUIRE(tuned != progress.end());
+  MESSAGE(*tuned);
+  CHECK((*timed)->last_cublas_steps() <= (*always)->last_cublas_steps());
 }
 
 TEST_CASE("YOLOX-nano and BlazeFace on the GPU match the CPU, CUDA graph replay equals eager launches") {

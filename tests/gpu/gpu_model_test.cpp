@@ -94,6 +94,39 @@ TEST_CASE("YOLOX-nano in fp16 storage: every Conv GEMM but the stem, which reads
   CHECK(tensor_cores == gemm - 1);
 }
 
+// Steps of YOLOX-nano's fp32 plan, bound as the device executor binds them (here to host
+// buffers of the same sizes), that cuBLAS may compute.
+TEST_CASE(
+    "YOLOX-nano: cuBLAS may run every 1x1 Conv in fp32 (inputs and residuals outside the outputs), none in fp16") {
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  std::mt19937 rng(16);
+  const std::vector<Tensor> inputs = random_inputs_for(*graph, rng);
+  for (bool fp16 : {false, true}) {
+    INFO("fp16 storage: ", fp16);
+    const gpu::LoweredPlan lowered = lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.fp16_storage = fp16});
+    std::vector<std::byte> arena(lowered.plan.arena_bytes), scratch(lowered.scratch_bytes);
+    std::vector<std::vector<std::byte>> outputs;
+    for (const TensorDesc& desc : lowered.output_descs) outputs.emplace_back(desc.nbytes());
+    gpu::Bindings bindings{arena.data(), lowered.constants.data(), scratch.data(), {}, {}};
+    for (const Tensor& input : inputs) bindings.inputs.push_back(input.raw_data());
+    for (std::vector<std::byte>& output : outputs) bindings.outputs.push_back(output.data());
+    int pointwise = 0, eligible = 0, residuals_in_place = 0;
+    for (const gpu::LoweredStep& step : lowered.steps) {
+      if (!std::holds_alternative<gpu::PointwiseConvStep>(step.params)) continue;
+      const auto bound = std::get<gpu::PointwiseConvStep>(gpu::bind_step(step, bindings));
+      ++pointwise;
+      eligible += gpu::library_gemm_eligible(bound) ? 1 : 0;
+      residuals_in_place += bound.in[3] != nullptr && bound.in[3] == bound.out ? 1 : 0;
+    }
+    MESSAGE("YOLOX-nano ", fp16 ? "fp16" : "fp32", ": cuBLAS may run ", eligible, " of ", pointwise,
+            " 1x1 Conv steps (", residuals_in_place, " write over their residual)");
+    CHECK(pointwise == 82);
+    // fp16 storage: only the steps calibration would keep f32; with every activation in fp16, none.
+    CHECK(eligible == (fp16 ? 0 : pointwise - residuals_in_place));
+  }
+}
+
 TEST_CASE("BlazeFace front and back, fused, lower to GPU kernels only and match the CPU executor") {
   ASSET_OR_SKIP(front, "models/blazeface_front_128.onnx");
   ASSET_OR_SKIP(back, "models/blazeface_back_256.onnx");
