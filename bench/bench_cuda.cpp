@@ -1,8 +1,9 @@
-// GPU latency and throughput of the detector models on the CUDA executor: fp32 and fp16 (tensor cores or
-// f32 math), fused vs unfused (the imported graph), CUDA graph replay vs step-by-step launches, the
-// specialised Conv kernels vs the general one, YOLOX with the row filter and NMS on the device, batch 1, 4 and 16, with
-// the CPU executor (fused, same run) as the baseline. Prints a Markdown table and one JSON object per configuration;
-// scripts/gpu-check.sh records both. Exits 2 when no CUDA device is visible.
+// GPU latency and throughput of the detector models on the CUDA executor: fp32 (cuBLAS where timing
+// picks it, or never) and fp16 (tensor cores or f32 math), fused vs unfused (the imported graph), CUDA
+// graph replay vs step-by-step launches, the specialised Conv kernels vs the general one, YOLOX with the
+// row filter and NMS on the device, batch 1, 4 and 16, with the CPU executor (fused, same run) as the
+// baseline. Prints a Markdown table and one JSON object per configuration; scripts/gpu-check.sh records
+// both. Exits 2 when no CUDA device is visible.
 //
 //   bench_cuda [--assets DIR] [--runs N] [--warmup N] [--no-cublas]
 #include <chrono>
