@@ -148,7 +148,7 @@ void print_json(const char* model, const char* config, int64_t batch, const Samp
 std::vector<GemmShape> pointwise_shapes(const Graph& graph, const std::vector<Tensor>& inputs) {
   std::vector<TensorDesc> descs;
   for (const Tensor& input : inputs) descs.push_back(input.desc());
-  Result<MemoryPlan> plan = plan_memory(graph, descs);
+  Result<MemoryPlan> plan = plan_memory(graph, descs, gpu::gpu_plan_options());
   if (!plan.is_ok()) return {};
   Result<gpu::LoweredPlan> lowered = gpu::lower_plan(graph, std::move(*plan), gpu::LoweringOptions{});
   if (!lowered.is_ok()) return {};

@@ -153,6 +153,10 @@ size_t choose_offset(const Placement& item, const std::vector<Placement>& placed
 // Places each input of eligible Concats inside the Concat's output (see the header) and marks
 // the Concat skipped. Runs after lifetimes are known; widens each output's lifetime to its inputs'.
 void alias_concat_inputs(const Graph& graph, MemoryPlan& plan) {
+  const auto block_alignment = [&](ValueId concat) {
+    return plan.concat_blocks_element_aligned ? dtype_size(plan.descs[static_cast<size_t>(concat)].dtype)
+                                              : kPlanAlignment;
+  };
   std::vector<bool> is_alias_target(plan.descs.size(), false);
   const auto in_arena = [&](ValueId v) { return v != kNoValue && plan.first_node[static_cast<size_t>(v)] >= 0; };
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
@@ -168,7 +172,7 @@ void alias_concat_inputs(const Graph& graph, MemoryPlan& plan) {
       // Concat(a, a) would need a in two places.
       const bool repeated = std::count(node.inputs.begin(), node.inputs.end(), input) > 1;
       if (!in_arena(input) || repeated || plan.alias_of[static_cast<size_t>(input)] != kNoValue ||
-          is_alias_target[static_cast<size_t>(input)] || next_offset % kPlanAlignment != 0) {
+          is_alias_target[static_cast<size_t>(input)] || next_offset % block_alignment(node.outputs[0]) != 0) {
         block_offsets.clear();
         break;
       }
@@ -380,6 +384,7 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
   }
   plan.node_skipped = plan.node_folded;
   plan.alias_of.assign(value_count, kNoValue);
+  plan.concat_blocks_element_aligned = options.concat_blocks_element_aligned;
   if (options.alias_concat) alias_concat_inputs(graph, plan);
   plan.in_place_of.assign(value_count, kNoValue);
   if (options.in_place) reuse_dying_inputs(graph, plan);
@@ -460,7 +465,10 @@ Status verify_memory_plan(const Graph& graph, const MemoryPlan& plan) {
     if (plan.offset[v] < 0) continue;
     const auto offset = static_cast<size_t>(plan.offset[v]);
     const std::string& name = graph.values()[v].name;
-    if (offset % kPlanAlignment != 0) return Status(StatusCode::kInternal, make_message("'", name, "' is unaligned"));
+    const bool element_aligned_block = plan.concat_blocks_element_aligned && plan.alias_of[v] != kNoValue;
+    if (offset % (element_aligned_block ? dtype_size(plan.descs[v].dtype) : kPlanAlignment) != 0) {
+      return Status(StatusCode::kInternal, make_message("'", name, "' is unaligned"));
+    }
     if (offset + plan.descs[v].nbytes() > plan.arena_bytes) {
       return Status(StatusCode::kInternal, make_message("'", name, "' ends past the arena"));
     }

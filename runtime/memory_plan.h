@@ -4,16 +4,18 @@
 // whose lifetimes overlap never share bytes.
 //
 // Arena layout: intermediate value v occupies [offset[v], offset[v] + descs[v].nbytes()), offsets
-// kPlanAlignment-aligned. Lifetime of v: [producer node, last consumer node], both inclusive, so a
-// node's inputs and outputs never share bytes (kernels may read any input element after writing
-// any output element). Graph inputs, initializers, graph outputs, folded values and empty values
-// are not in the arena (offset -1): the caller keeps graph outputs, so they get their own storage.
+// kPlanAlignment-aligned (blocks of an aliased Concat: see PlanOptions). Lifetime of v: [producer
+// node, last consumer node], both inclusive, so a node's inputs and outputs never share bytes
+// (kernels may read any input element after writing any output element). Graph inputs,
+// initializers, graph outputs, folded values and empty values are not in the arena (offset -1):
+// the caller keeps graph outputs, so they get their own storage.
 //
 // Concat aliasing: when a Concat's output is in the arena, every dim before its axis is 1 (so each
 // input is one contiguous block of the output) and every input is an arena value, each input is
 // placed inside the output at its block's offset, its producer writes it there, and the Concat
 // node is skipped. The output's lifetime then spans its inputs' lifetimes. Only done when every
-// block offset is aligned, an input aliases into one Concat only, and Concats do not nest.
+// block offset is aligned (to kPlanAlignment, or with concat_blocks_element_aligned to the
+// element), an input aliases into one Concat only, and Concats do not nest.
 //
 // In place: the output of a pointwise op (Relu, Sigmoid, Add, Mul, ..., PointwiseChain; their
 // kernels read element i before writing element i; writes_elementwise in op_kind.h) takes the
@@ -55,6 +57,10 @@ struct PlanOptions {
   bool reference_kernels = false;  // fold with the reference kernels (as the executor would run them)
   bool in_place = true;            // pointwise outputs may take a dying input's bytes (see above)
   bool alias_concat = true;        // Concat inputs written straight into their block of the output
+  // Blocks of an aliased Concat start at any element (offsets aligned to the dtype only) instead of
+  // at kPlanAlignment bytes: for backends whose kernels take any element offset (the GPU's), so
+  // that blocks of odd sizes (YOLOX's 1- and 4-channel head outputs at 26 x 26 and 13 x 13) alias too.
+  bool concat_blocks_element_aligned = false;
   // Largest value folded at plan time; bigger constant-only results stay computed at run time.
   int64_t max_folded_elements = 1 << 16;
   // Whether the backend runs `first` and `second` as one kernel (see the header); null: never.
@@ -95,13 +101,14 @@ struct MemoryPlan {
   std::vector<NodeId> first_node;
   std::vector<NodeId> last_node;
   size_t arena_bytes = 0;
-  size_t unplanned_bytes = 0;         // sum of the arena values' sizes: one buffer per tensor
-  size_t peak_live_bytes = 0;         // most bytes (aligned sizes) of arena values alive at one node
-  size_t activation_bytes_moved = 0;  // per run (not skipped) node: bytes of its non-constant inputs + outputs
-  int concats_aliased = 0;            // Concat nodes skipped because their inputs are written in place
-  int views = 0;                      // Reshape-like nodes skipped because their output is a view
-  int kernel_pairs = 0;               // pairs of nodes run as one kernel
-  int kernel_pairs_in_place = 0;      // of those, pairs whose output takes their input's bytes
+  size_t unplanned_bytes = 0;                  // sum of the arena values' sizes: one buffer per tensor
+  size_t peak_live_bytes = 0;                  // most bytes (aligned sizes) of arena values alive at one node
+  size_t activation_bytes_moved = 0;           // per run (not skipped) node: bytes of its non-constant inputs + outputs
+  int concats_aliased = 0;                     // Concat nodes skipped because their inputs are written in place
+  int views = 0;                               // Reshape-like nodes skipped because their output is a view
+  int kernel_pairs = 0;                        // pairs of nodes run as one kernel
+  int kernel_pairs_in_place = 0;               // of those, pairs whose output takes their input's bytes
+  bool concat_blocks_element_aligned = false;  // PlanOptions's, for verify_memory_plan
 
   bool in_arena(ValueId v) const { return offset[static_cast<size_t>(v)] >= 0; }
 };

@@ -150,7 +150,7 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   report.kernels_unfused = report.nodes_before;
   report.kernels_fused = nodes_run(*fused_plan);
   report.moved_fused = fused_plan->activation_bytes_moved;
-  Result<MemoryPlan> gpu_plan = plan_memory(*optimised, input_descs);
+  Result<MemoryPlan> gpu_plan = plan_memory(*optimised, input_descs, gpu::gpu_plan_options());
   if (!gpu_plan.is_ok()) return gpu_plan.status().with_context("planning the optimised graph for a GPU");
   report.moved_fused_gpu = gpu_plan->activation_bytes_moved;
   MemoryPlan fp16_plan = *gpu_plan;  // the same plan, lowered again in fp16 below

@@ -345,7 +345,7 @@ Status CudaExecutor::Impl::calibrate_or_load(ShapeState& state, std::span<const 
 
 Status CudaExecutor::Impl::build(ShapeState& state, std::span<const TensorDesc> inputs,
                                  const gpu::LoweringOptions& lowering) {
-  EF_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(*graph, inputs));
+  EF_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(*graph, inputs, gpu::gpu_plan_options()));
   EF_ASSIGN_OR_RETURN(state.lowered, gpu::lower_plan(*graph, std::move(plan), lowering));
   const gpu::LoweredPlan& lowered = state.lowered;
 

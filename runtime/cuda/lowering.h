@@ -151,7 +151,13 @@ struct LoweredPlan {
   std::vector<std::string> describe_fallbacks(const Graph& graph) const;
 };
 
-// Lowers `plan` (made by plan_memory for this graph) to steps.
+// How a plan for the GPU is made (plan_memory): the device's kernels address any element, so
+// Concat blocks alias at any element offset.
+inline PlanOptions gpu_plan_options() {
+  return PlanOptions{.concat_blocks_element_aligned = true};
+}
+
+// Lowers `plan` (made by plan_memory for this graph, with gpu_plan_options) to steps.
 Result<LoweredPlan> lower_plan(const Graph& graph, MemoryPlan plan, const LoweringOptions& options = {});
 
 // Value v's bytes as stored (binary16 for a half ref) to and from a host tensor of its

@@ -133,7 +133,8 @@ TEST_CASE("fp16 storage keeps the chosen activations in f32, an aliased Concat w
   const ValueId joined = m.node(OpKind::kConcat, {c, b}, axis);
   m.output(m.node(OpKind::kConv, {joined, m.random_constant({4, 8, 1, 1}, rng)}));
   const Graph& graph = m.graph();
-  Result<MemoryPlan> plan = plan_memory(graph, std::vector<TensorDesc>{{DType::kF32, {1, 4, 8, 8}}});
+  Result<MemoryPlan> plan =
+      plan_memory(graph, std::vector<TensorDesc>{{DType::kF32, {1, 4, 8, 8}}}, gpu::gpu_plan_options());
   REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
   REQUIRE(plan->alias_of[static_cast<size_t>(b)] == joined);  // b is written into the Concat
 

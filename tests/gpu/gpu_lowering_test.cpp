@@ -212,7 +212,7 @@ TEST_CASE("a row filter on a missing output, a bad column or a zero threshold is
   GraphMaker m;
   m.output(m.node(OpKind::kRelu, {m.input({1, 4, 3})}));
   const std::vector<Tensor> inputs = {Tensor::empty(DType::kF32, {1, 4, 3})};
-  Result<MemoryPlan> plan = plan_memory(m.graph(), std::vector<TensorDesc>{inputs[0].desc()});
+  Result<MemoryPlan> plan = plan_memory(m.graph(), std::vector<TensorDesc>{inputs[0].desc()}, gpu::gpu_plan_options());
   REQUIRE(plan.is_ok());
   for (const gpu::RowFilter& filter :
        {gpu::RowFilter{1, 0, 0.5f}, gpu::RowFilter{0, 3, 0.5f}, gpu::RowFilter{0, 1, 0.0f}}) {

@@ -137,7 +137,7 @@ TEST_CASE("NMS on the device refuses rows that are not laid out as BlazeFace anc
   const std::shared_ptr<const Graph> graph = pass_through_graph({1, 896, 17});
   const std::vector<TensorDesc> descs = {TensorDesc{DType::kF32, {1, 896, 17}}};
   const auto lower = [&](gpu::RowFilter filter) {
-    Result<MemoryPlan> plan = plan_memory(*graph, descs);
+    Result<MemoryPlan> plan = plan_memory(*graph, descs, gpu::gpu_plan_options());
     REQUIRE(plan.is_ok());
     return gpu::lower_plan(*graph, std::move(*plan), gpu::LoweringOptions{.row_filter = filter}).status();
   };
@@ -162,7 +162,7 @@ TEST_CASE("NMS on the device refuses outputs that are not laid out as YOLOX grid
   const std::shared_ptr<const Graph> graph = pass_through_graph({1, 84, 8});
   const std::vector<TensorDesc> descs = {TensorDesc{DType::kF32, {1, 84, 8}}};
   const auto lower = [&](gpu::RowFilter filter) {
-    Result<MemoryPlan> plan = plan_memory(*graph, descs);
+    Result<MemoryPlan> plan = plan_memory(*graph, descs, gpu::gpu_plan_options());
     REQUIRE(plan.is_ok());
     return gpu::lower_plan(*graph, std::move(*plan), gpu::LoweringOptions{.row_filter = filter}).status();
   };

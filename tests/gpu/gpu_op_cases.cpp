@@ -514,7 +514,7 @@ gpu::LoweredPlan lower_for_inputs(const Graph& graph, const std::vector<Tensor>&
                                   const gpu::LoweringOptions& options) {
   std::vector<TensorDesc> descs;
   for (const Tensor& input : inputs) descs.push_back(input.desc());
-  Result<MemoryPlan> plan = plan_memory(graph, descs);
+  Result<MemoryPlan> plan = plan_memory(graph, descs, gpu::gpu_plan_options());
   REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
   Result<gpu::LoweredPlan> lowered = gpu::lower_plan(graph, std::move(*plan), options);
   REQUIRE_MESSAGE(lowered.is_ok(), lowered.status().to_string());

@@ -296,9 +296,9 @@ TEST_CASE("plan_memory rejects a wrong number of input descriptions") {
 namespace {
 
 // x -> Relu a, Sigmoid b -> Concat(a, b) on `axis` -> c -> Relu y.
-std::shared_ptr<Graph> concat_graph(int64_t axis) {
+std::shared_ptr<Graph> concat_graph(int64_t axis, Shape shape = {1, 4, 4, 8}) {
   auto graph = std::make_shared<Graph>();
-  const TensorDesc desc{DType::kF32, {1, 4, 4, 8}};
+  const TensorDesc desc{DType::kF32, std::move(shape)};
   Shape joined = desc.shape;
   joined[static_cast<size_t>(axis)] *= 2;
   const ValueId x = graph->add_value("x", desc);
@@ -337,6 +337,28 @@ TEST_CASE("Concat inputs are written in place into the Concat output when each i
   CHECK(plan->unplanned_bytes == 4 * kBuffer);  // a, b and c, one buffer each
   // relu: 1 + 1 buffers, sigmoid: 1 + 1, concat: skipped, relu_out: 2 + 2.
   CHECK(plan->activation_bytes_moved == 8 * kBuffer);
+}
+
+TEST_CASE("blocks of odd sizes alias only where the backend takes any element offset (the GPU's)") {
+  const auto graph = concat_graph(1, {1, 1, 3, 3});  // 36-byte blocks: b would start 36 bytes in
+  const TensorDesc input{DType::kF32, {1, 1, 3, 3}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1));
+  REQUIRE(plan.is_ok());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  CHECK(plan->concats_aliased == 0);
+
+  plan = plan_memory(*graph, std::span(&input, 1), PlanOptions{.concat_blocks_element_aligned = true});
+  REQUIRE(plan.is_ok());
+  const Status valid = verify_memory_plan(*graph, *plan);
+  REQUIRE_MESSAGE(valid.is_ok(), valid.to_string());
+  const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
+  CHECK(plan->concats_aliased == 1);
+  CHECK(plan->offset[id("a")] == plan->offset[id("c")]);
+  CHECK(plan->offset[id("b")] == plan->offset[id("c")] + 36);
+  // Where the plan promised 64-byte blocks, the same offset is a fault.
+  MemoryPlan strict = *plan;
+  strict.concat_blocks_element_aligned = false;
+  CHECK_FALSE(verify_memory_plan(*graph, strict).is_ok());
 }
 
 TEST_CASE("Concat inputs are not aliased where they would be strided blocks of the output") {
