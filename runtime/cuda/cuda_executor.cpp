@@ -122,6 +122,10 @@ struct CudaExecutor::Impl {
   Status tune_gemm(ShapeState& state);
   // The tilings the plan cache holds for this plan, else tune_gemm and store its choice there.
   Status tune_or_load_gemm(ShapeState& state, std::span<const TensorDesc> inputs);
+  // Runs each step marked for cuBLAS once, outside any capture, so that cuBLAS has picked and
+  // loaded its kernels for these shapes before a capture records them (tuning does the same for
+  // the steps it timed; kAlways and plan cache hits have not). Scribbles over the arena.
+  Status warm_up_cublas(ShapeState& state);
   // Captures the frame (with or without the input uploads) as a CUDA graph.
   Status capture(ShapeState& state, bool upload_inputs, cudaGraph_t& graph, cudaGraphExec_t& exec);
   // Uploads the inputs (unless the caller wrote them on the device), runs every step and
@@ -190,6 +194,7 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
     });
   }
   state->cublas_steps = count_cublas_steps(state->lowered);
+  if (state->cublas_steps > 0) EF_RETURN_IF_ERROR(warm_up_cublas(*state));
   return states.emplace(std::move(signature), std::move(state)).first->second.get();
 }
 
@@ -231,6 +236,17 @@ Status CudaExecutor::Impl::tune_gemm(ShapeState& state) {
       timed_cublas > 0
           ? make_message("; cuBLAS timed on ", timed_cublas, ", faster on ", count_cublas_steps(state.lowered))
           : std::string()));
+  return Status::ok();
+}
+
+Status CudaExecutor::Impl::warm_up_cublas(ShapeState& state) {
+  for (const gpu::LoweredStep& step : state.lowered.steps) {
+    const auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params);
+    if (p == nullptr || !p->cublas) continue;
+    const auto bound = std::get<gpu::PointwiseConvStep>(gpu::bind_step(step, state.bindings));
+    if (gpu::library_gemm_eligible(bound)) EF_RETURN_IF_ERROR(cublas->launch(bound).with_context("cuBLAS warm-up"));
+  }
+  EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   return Status::ok();
 }
 
