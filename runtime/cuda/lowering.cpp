@@ -945,8 +945,10 @@ class Lowerer {
     return StepsOrFallback{std::move(steps)};
   }
 
-  // A Transpose of a fused Concat (kTransposeConcatAxis): per input, a gather of its own
-  // permutation into its block of the output (one block per input, as the fuser guarantees).
+  // A Transpose of a fused Concat (kTransposeConcatAxis): a gather of each input's own
+  // permutation into its block of the output (one block per input, as the fuser guarantees). When
+  // the inputs all live in the arena, stored alike, one gather reads them all (its indices count
+  // from the first of them in the arena): one kernel for YOLOX's head instead of one per level.
   Result<StepsOrFallback> lower_transpose_of_concat(const Node& node) {
     const TensorDesc& out = desc(node.outputs[0]);
     const size_t rank = out.shape.size();
@@ -957,7 +959,7 @@ class Lowerer {
     for (size_t d = transposed_position(perm, axis) + 1; d < rank; ++d) block *= out.shape[d];
     const BufferRef output = operand(node.outputs[0]);
     const int64_t stored_bytes = output.half ? 2 : static_cast<int64_t>(dtype_size(out.dtype));
-    std::vector<LoweredStep> steps;
+    std::vector<Part> parts;
     int64_t at = 0;
     for (ValueId input : node.inputs) {
       const Shape& in = desc(input).shape;
@@ -987,12 +989,58 @@ class Lowerer {
       s.element_bytes = static_cast<int>(dtype_size(out.dtype));
       s.elements = static_cast<int64_t>(from.size());
       LoweredStep step = step_for(node, s, {input});
-      step.inputs[1] = add_constant(from.data(), from.size() * sizeof(int32_t));
       step.output.offset += at * block * stored_bytes;
       at += in[static_cast<size_t>(axis)];
-      if (s.count() > 0) steps.push_back(std::move(step));
+      if (s.count() > 0) parts.push_back(Part{std::move(step), std::move(from)});
+    }
+    std::vector<LoweredStep> steps;
+    if (std::optional<LoweredStep> joined = one_gather(parts)) {
+      steps.push_back(std::move(*joined));
+    } else {
+      for (Part& part : parts) {
+        part.step.inputs[1] = add_constant(part.from.data(), part.from.size() * sizeof(int32_t));
+        steps.push_back(std::move(part.step));
+      }
     }
     return StepsOrFallback{std::move(steps)};
+  }
+
+  // The gathers of a Transpose of a Concat as one, where their inputs are arena values stored
+  // alike (their offsets then differ by whole elements) and their blocks follow one another in the
+  // output; nullopt otherwise.
+  struct Part {
+    LoweredStep step;
+    std::vector<int32_t> from;  // per output element of the block: the input element (its map, not yet a constant)
+  };
+  std::optional<LoweredStep> one_gather(const std::vector<Part>& parts) {
+    if (parts.size() < 2) return std::nullopt;
+    const BufferRef& first = parts.front().step.inputs[0];
+    const int64_t value_bytes = std::get<GatherStep>(parts.front().step.params).element_bytes;
+    const int64_t element = first.half ? 2 : value_bytes;  // as the inputs are stored
+    int64_t base = first.offset;
+    for (const Part& part : parts) {
+      const BufferRef& in = part.step.inputs[0];
+      if (in.region != Region::kArena || in.half != first.half || (in.offset - first.offset) % element != 0) {
+        return std::nullopt;
+      }
+      base = std::min(base, in.offset);
+    }
+    std::vector<int32_t> from;
+    int64_t expected_output = parts.front().step.output.offset;
+    for (const Part& part : parts) {
+      if (part.step.output.offset != expected_output) return std::nullopt;
+      const int64_t shift = (part.step.inputs[0].offset - base) / element;
+      for (int32_t f : part.from) {
+        if (f + shift > INT32_MAX) return std::nullopt;
+        from.push_back(static_cast<int32_t>(f + shift));
+      }
+      expected_output += static_cast<int64_t>(part.from.size()) * (part.step.output.half ? 2 : value_bytes);
+    }
+    LoweredStep joined = parts.front().step;
+    joined.inputs[0].offset = base;
+    std::get<GatherStep>(joined.params).elements = static_cast<int64_t>(from.size());
+    joined.inputs[1] = add_constant(from.data(), from.size() * sizeof(int32_t));
+    return joined;
   }
 
   const Graph& graph_;

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "runtime/cuda/host_runner.h"
@@ -168,6 +169,28 @@ TEST_CASE("a Concat whose inputs are written in place is skipped; one on a later
     if (c.name.rfind("SPP", 0) == 0) CHECK(lowered.plan.concats_aliased == 1);
     if (c.name.rfind("concat on a later axis", 0) == 0) CHECK(lowered.plan.concats_aliased == 0);
   }
+}
+
+TEST_CASE("a Transpose of a fused Concat is one gather when its inputs live in the arena, else one per input") {
+  for (const GpuOpCase& c : gpu_op_cases()) {
+    if (c.name.rfind("transposes of fused Concats", 0) != 0) continue;
+    for (const bool fp16 : {false, true}) {
+      INFO("fp16 storage: ", fp16);
+      const gpu::LoweredPlan lowered = lower_for_inputs(*c.graph, c.inputs, gpu::LoweringOptions{.fp16_storage = fp16});
+      std::map<NodeId, int> gathers;  // per Transpose node
+      for (const gpu::LoweredStep& step : lowered.steps) {
+        if (std::holds_alternative<gpu::GatherStep>(step.params)) ++gathers[step.node];
+      }
+      REQUIRE(gathers.size() == 2);
+      // The head's three levels are Relu outputs in the arena: one kernel. The other Transpose reads
+      // two graph inputs, each its own buffer: a gather each.
+      for (const auto& [node, count] : gathers) {
+        CHECK(count == (c.graph->node(node).inputs.size() == 3 ? 1 : 2));
+      }
+    }
+    return;
+  }
+  FAIL("no op case of Transposes of fused Concats");
 }
 
 // A [2, 7, 5] output of values in (0, 1): rows whose column 2 reaches 0.5 come back, others are zeros.
