@@ -85,8 +85,9 @@ struct CudaExecutor::Impl {
   ShapeState* last = nullptr;
   bool last_used_graph = false;
   std::string device_key;                   // the device, driver and runtime, for plan cache keys
-  std::unique_ptr<gpu::CublasGemm> cublas;  // null: options.cublas is kNever, or cuBLAS did not load
-  bool tensor_cores = false;                // options.fp16 and options.tensor_cores, on a device of sm_70 or later
+  std::unique_ptr<gpu::CublasGemm> cublas;  // null until a plan has a step it may run (load_cublas)
+  bool cublas_tried = false;
+  bool tensor_cores = false;  // options.fp16 and options.tensor_cores, on a device of sm_70 or later
 
   cudaEvent_t frame_start = nullptr;  // time_frames
   cudaEvent_t frame_stop = nullptr;
@@ -126,6 +127,9 @@ struct CudaExecutor::Impl {
   // loaded its kernels for these shapes before a capture records them (tuning does the same for
   // the steps it timed; kAlways and plan cache hits have not). Scribbles over the arena.
   Status warm_up_cublas(ShapeState& state);
+  // Loads cuBLAS (once: a failure is logged and not retried) when options.cublas allows it and a
+  // step of `state` may run through it; a plan with none (fp16) never pays for the library.
+  void load_cublas_for(ShapeState& state);
   // Captures the frame (with or without the input uploads) as a CUDA graph.
   Status capture(ShapeState& state, bool upload_inputs, cudaGraph_t& graph, cudaGraphExec_t& exec);
   // Uploads the inputs (unless the caller wrote them on the device), runs every step and
@@ -171,6 +175,7 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
     lowering.f32_values = state->calibration->f32_values;
   }
   EF_RETURN_IF_ERROR(build(*state, inputs, lowering));
+  load_cublas_for(*state);
   if (options.gemm_tiling >= 0) {
     // Where the forced tiling is not allowed (tensor cores on an f32 input), the cost model's.
     const gpu::GemmTiling& forced = gpu::kGemmTilings[options.gemm_tiling];
@@ -237,6 +242,24 @@ Status CudaExecutor::Impl::tune_gemm(ShapeState& state) {
           ? make_message("; cuBLAS timed on ", timed_cublas, ", faster on ", count_cublas_steps(state.lowered))
           : std::string()));
   return Status::ok();
+}
+
+void CudaExecutor::Impl::load_cublas_for(ShapeState& state) {
+  if (cublas_tried || options.cublas == CublasUse::kNever) return;
+  bool candidates = false;
+  for (const gpu::LoweredStep& step : state.lowered.steps) {
+    if (!std::holds_alternative<gpu::PointwiseConvStep>(step.params)) continue;
+    candidates = candidates ||
+                 gpu::library_gemm_eligible(std::get<gpu::PointwiseConvStep>(gpu::bind_step(step, state.bindings)));
+  }
+  if (!candidates) return;
+  cublas_tried = true;
+  Result<std::unique_ptr<gpu::CublasGemm>> loaded = gpu::CublasGemm::create(stream);
+  if (loaded.is_ok()) {
+    cublas = std::move(*loaded);
+  } else {
+    report(make_message("1x1 Convs without cuBLAS: ", loaded.status().message()));
+  }
 }
 
 Status CudaExecutor::Impl::warm_up_cublas(ShapeState& state) {
@@ -519,14 +542,6 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<const
   if (options.fp16 && options.tensor_cores && !impl->tensor_cores) {
     impl->report(make_message(properties.name, " (sm_", properties.major, properties.minor,
                               ") has no tensor cores: fp16 Convs multiply in f32"));
-  }
-  if (options.cublas != CublasUse::kNever) {
-    Result<std::unique_ptr<gpu::CublasGemm>> cublas = gpu::CublasGemm::create(impl->stream);
-    if (cublas.is_ok()) {
-      impl->cublas = std::move(*cublas);
-    } else {
-      impl->report(make_message("1x1 Convs without cuBLAS: ", cublas.status().message()));
-    }
   }
   return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
 }
