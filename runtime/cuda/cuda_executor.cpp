@@ -85,7 +85,7 @@ struct CudaExecutor::Impl {
   ShapeState* last = nullptr;
   bool last_used_graph = false;
   std::string device_key;                   // the device, driver and runtime, for plan cache keys
-  std::unique_ptr<gpu::CublasGemm> cublas;  // null until a plan has a step it may run (load_cublas)
+  std::unique_ptr<gpu::CublasGemm> cublas;  // null until a plan has a step it may run (load_cublas_for)
   bool cublas_tried = false;
   bool tensor_cores = false;  // options.fp16 and options.tensor_cores, on a device of sm_70 or later
 
@@ -193,11 +193,15 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
       }
     });
   }
-  if (!cublas) {  // tilings from a plan cache written where cuBLAS was loaded
-    for_each_gemm_step(state->lowered, [](gpu::LoweredStep&, auto& params) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>) params.cublas = false;
-    });
-  }
+  // Choices from a plan cache may name steps this executor cannot run through cuBLAS (it did not
+  // load, or a step's buffers changed): those keep their tiling.
+  for_each_gemm_step(state->lowered, [&](gpu::LoweredStep& step, auto& params) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>) {
+      params.cublas =
+          params.cublas && cublas &&
+          gpu::library_gemm_eligible(std::get<gpu::PointwiseConvStep>(gpu::bind_step(step, state->bindings)));
+    }
+  });
   state->cublas_steps = count_cublas_steps(state->lowered);
   if (state->cublas_steps > 0) EF_RETURN_IF_ERROR(warm_up_cublas(*state));
   return states.emplace(std::move(signature), std::move(state)).first->second.get();
