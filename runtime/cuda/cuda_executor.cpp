@@ -185,20 +185,13 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
   } else if (options.tune_gemm) {
     EF_RETURN_IF_ERROR(tune_or_load_gemm(*state, inputs));
   }
-  if (cublas && options.cublas == CublasUse::kAlways) {
-    for_each_gemm_step(state->lowered, [&](gpu::LoweredStep& step, auto& params) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>) {
-        params.cublas =
-            gpu::library_gemm_eligible(std::get<gpu::PointwiseConvStep>(gpu::bind_step(step, state->bindings)));
-      }
-    });
-  }
-  // Choices from a plan cache may name steps this executor cannot run through cuBLAS (it did not
-  // load, or a step's buffers changed): those keep their tiling.
+  // The one place a step's cuBLAS flag is settled: kAlways asks for every step, tuning or the plan
+  // cache for some. Only steps this executor can run through cuBLAS keep it (the library loaded,
+  // the bound step eligible: a cached choice may come from another build of the plan).
   for_each_gemm_step(state->lowered, [&](gpu::LoweredStep& step, auto& params) {
     if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>) {
       params.cublas =
-          params.cublas && cublas &&
+          (params.cublas || options.cublas == CublasUse::kAlways) && cublas &&
           gpu::library_gemm_eligible(std::get<gpu::PointwiseConvStep>(gpu::bind_step(step, state->bindings)));
     }
   });
@@ -271,7 +264,7 @@ Status CudaExecutor::Impl::warm_up_cublas(ShapeState& state) {
     const auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params);
     if (p == nullptr || !p->cublas) continue;
     const auto bound = std::get<gpu::PointwiseConvStep>(gpu::bind_step(step, state.bindings));
-    if (gpu::library_gemm_eligible(bound)) EF_RETURN_IF_ERROR(cublas->launch(bound).with_context("cuBLAS warm-up"));
+    EF_RETURN_IF_ERROR(cublas->launch(bound).with_context("cuBLAS warm-up"));
   }
   EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   return Status::ok();
@@ -485,8 +478,8 @@ Status CudaExecutor::Impl::enqueue_frame(ShapeState& state, bool upload_inputs) 
         [&](const auto& p) {
           using Step = std::decay_t<decltype(p)>;
           if constexpr (std::is_same_v<Step, gpu::PointwiseConvStep>) {
-            // cuBLAS where tuning chose it (its step still checked: the plan cache may say so).
-            launched = p.cublas && cublas && gpu::library_gemm_eligible(p) ? cublas->launch(p) : launch_step(p, stream);
+            // cuBLAS where state_for settled it (loaded, the step eligible).
+            launched = p.cublas ? cublas->launch(p) : launch_step(p, stream);
           } else if constexpr (!std::is_same_v<Step, gpu::CpuFallbackStep>) {
             launched = launch_step(p, stream);
           }
