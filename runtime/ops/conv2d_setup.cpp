@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "runtime/ops/thread_scratch.h"
+
 namespace edgefuse {
 
 Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const KernelArgs& args) {
@@ -55,10 +57,10 @@ const float* packed_conv_weights(const Conv2d& c, const CpuKernelTable& kernels,
     return cache.data.data();
   }
   // Per thread: a pair of Convs (conv_pair_cpu.cpp) packs the weights of one of them only.
-  thread_local std::vector<float> packed;
-  packed.resize(floats);
-  kernels.conv_pack_weights(c, packed.data());
-  return packed.data();
+  thread_local std::vector<float> packed_buffer;
+  float* const packed = grown_to(packed_buffer, static_cast<int64_t>(floats));
+  kernels.conv_pack_weights(c, packed);
+  return packed;
 }
 
 void dense_tap_rows(const Conv2d& c, const float* planes, const float** b_rows) {

@@ -16,6 +16,7 @@
 #include "runtime/ops/conv_problem.h"
 #include "runtime/ops/cpu_kernel_table.h"
 #include "runtime/ops/ops.h"
+#include "runtime/ops/thread_scratch.h"
 
 namespace edgefuse {
 
@@ -99,15 +100,15 @@ void run_pointwise(const Conv2d& c, const CpuKernelTable& kernels, ThreadPool* p
   const GemmTasks& t =
       gemm_split_for(c.batch * c.group, c.mg, c.output_plane, c.kernel_columns, pool != nullptr ? pool->size() : 1);
   parallel_for(pool, c.batch * c.group * t.per_plane(), 1, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> panel;
-    panel.resize(static_cast<size_t>(c.kernel_columns * kGemmPanelColumns));
+    thread_local std::vector<float> panel_buffer;
+    float* const panel = grown_to(panel_buffer, c.kernel_columns * kGemmPanelColumns);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t row_block = task % t.row_blocks;
       const int64_t column_block = task / t.row_blocks % t.column_blocks;
       const int64_t image_group = task / t.per_plane();
       kernels.conv_pointwise_block(c, image_group / c.group, image_group % c.group, t.row_begin(row_block),
                                    t.row_begin(row_block + 1), t.column_begin(column_block),
-                                   t.column_begin(column_block + 1), panel.data());
+                                   t.column_begin(column_block + 1), panel);
     }
   });
 }
@@ -122,29 +123,32 @@ void run_dense(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
   const int64_t per_row = (c.cg * c.sh * c.sw + c.mg) * c.phase_cols;
   constexpr int64_t kBandFloats = 96 * 1024;  // about 384 KiB of planes and outputs
   int64_t band = std::clamp<int64_t>(kBandFloats / std::max<int64_t>(per_row, 1), 1, c.oh);
-  // Enough bands for every thread when the image allows.
-  band = std::min(band, std::max<int64_t>(1, (c.oh * c.batch * c.group + 2 * threads - 1) / (2 * threads)));
+  // With several threads, enough bands for all of them when the image allows (one thread gains
+  // nothing from more bands than L2 asks for, and pays each band's extra rows).
+  if (threads > 1) {
+    band = std::min(band, std::max<int64_t>(1, (c.oh * c.batch * c.group + 2 * threads - 1) / (2 * threads)));
+  }
   c.band_rows = band;
   c.band_plane_floats = (band + extra_rows) * c.phase_cols + c.phase_cols + kConvPhaseSlack;
   const int64_t bands = (c.oh + band - 1) / band;
   const int64_t ldf = band * c.phase_cols;
   parallel_for(pool, c.batch * c.group * bands, 1, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> planes, flat, panel;
-    thread_local std::vector<const float*> b_rows;
-    planes.resize(static_cast<size_t>(dense_band_floats(c)));
-    flat.resize(static_cast<size_t>(c.mg * ldf));
-    panel.resize(static_cast<size_t>(c.kernel_columns * kGemmPanelColumns));
-    b_rows.resize(static_cast<size_t>(c.kernel_columns));
-    dense_tap_rows(c, planes.data(), b_rows.data());
+    thread_local std::vector<float> planes_buffer, flat_buffer, panel_buffer;
+    thread_local std::vector<const float*> b_rows_buffer;
+    float* const planes = grown_to(planes_buffer, dense_band_floats(c));
+    float* const flat = grown_to(flat_buffer, c.mg * ldf);
+    float* const panel = grown_to(panel_buffer, c.kernel_columns * kGemmPanelColumns);
+    const float** const b_rows = grown_to(b_rows_buffer, c.kernel_columns);
+    dense_tap_rows(c, planes, b_rows);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t image_group = task / bands;
       const int64_t n = image_group / c.group, g = image_group % c.group;
       const int64_t oy = task % bands * band;
       const int64_t rows = std::min(band, c.oh - oy);
-      kernels.conv_phase_band(c, n, g, oy, planes.data());
-      kernels.conv_dense_band(c, b_rows.data(), n, g, oy, oy + rows,
-                              c.y + (n * c.out_channels + g * c.mg) * c.output_plane + oy * c.ow, c.output_plane,
-                              flat.data(), ldf, panel.data());
+      kernels.conv_phase_band(c, n, g, oy, planes);
+      kernels.conv_dense_band(c, b_rows, n, g, oy, oy + rows,
+                              c.y + (n * c.out_channels + g * c.mg) * c.output_plane + oy * c.ow, c.output_plane, flat,
+                              ldf, panel);
     }
   });
 }
@@ -173,9 +177,7 @@ Status cpu_conv(const KernelArgs& args) {
         args.pool, c.batch * c.channels, 1,
         [&](int64_t begin, int64_t end) {
           thread_local std::vector<float> scratch;
-          if (scratch.size() < static_cast<size_t>(c.depthwise_scratch_floats))
-            scratch.resize(static_cast<size_t>(c.depthwise_scratch_floats));
-          kernels.conv_depthwise_planes(c, begin, end, scratch.data());
+          kernels.conv_depthwise_planes(c, begin, end, grown_to(scratch, c.depthwise_scratch_floats));
         },
         /*contiguous=*/true);
     return Status::ok();

@@ -16,6 +16,7 @@
 #include "runtime/ops/conv2d_setup.h"
 #include "runtime/ops/conv_pair.h"
 #include "runtime/ops/ops.h"
+#include "runtime/ops/thread_scratch.h"
 
 namespace edgefuse {
 
@@ -94,33 +95,29 @@ Result<bool> run_in_place(const Conv2d& d, const Conv2d& p, int64_t band, Thread
   // The calling thread's, kept between runs: a fresh one per pair costs page faults and zeroing.
   // (The workers see it through `edges`: a thread_local named in the lambdas would be theirs.)
   thread_local std::vector<float> edge_buffer;
-  if (runs > 1 && edge_buffer.size() < static_cast<size_t>(tasks * d.channels * edge_plane)) {
-    edge_buffer.resize(static_cast<size_t>(tasks * d.channels * edge_plane));
-  }
-  float* const edges = edge_buffer.data();
+  float* const edges = grown_to(edge_buffer, runs > 1 ? tasks * d.channels * edge_plane : 0);
   if (runs > 1) {
     // A few rows per run boundary: in the calling thread, cheaper than waking the pool for them.
-    thread_local std::vector<float> scratch;
-    if (scratch.size() < static_cast<size_t>(d.depthwise_scratch_floats))
-      scratch.resize(static_cast<size_t>(d.depthwise_scratch_floats));
+    thread_local std::vector<float> scratch_buffer;
+    float* const scratch = grown_to(scratch_buffer, d.depthwise_scratch_floats);
     for (int64_t task = 0; task < tasks; ++task) {
       const RunRows r = rows_of(task % runs);
       const int64_t n = task / runs;
       float* out = edges + task * d.channels * edge_plane;
-      if (r.top > r.begin) kernels.conv_depthwise_band(d, n, r.begin, r.top, out, edge_plane, scratch.data());
+      if (r.top > r.begin) kernels.conv_depthwise_band(d, n, r.begin, r.top, out, edge_plane, scratch);
       if (r.end > r.bottom) {
-        kernels.conv_depthwise_band(d, n, r.bottom, r.end, out + (r.top - r.begin) * d.ow, edge_plane, scratch.data());
+        kernels.conv_depthwise_band(d, n, r.bottom, r.end, out + (r.top - r.begin) * d.ow, edge_plane, scratch);
       }
     }
   }
   parallel_for(
       pool, tasks, 1,
       [&](int64_t begin, int64_t end) {
-        thread_local std::vector<float> scratch, rows[2], panel;
-        if (scratch.size() < static_cast<size_t>(d.depthwise_scratch_floats))
-          scratch.resize(static_cast<size_t>(d.depthwise_scratch_floats));
-        for (std::vector<float>& buffer : rows) buffer.resize(static_cast<size_t>(d.channels * max_band * d.ow));
-        panel.resize(static_cast<size_t>(p.kernel_columns * kGemmPanelColumns));
+        thread_local std::vector<float> scratch_buffer, rows_buffers[2], panel_buffer;
+        float* const scratch = grown_to(scratch_buffer, d.depthwise_scratch_floats);
+        float* const rows[2] = {grown_to(rows_buffers[0], d.channels * max_band * d.ow),
+                                grown_to(rows_buffers[1], d.channels * max_band * d.ow)};
+        float* const panel = grown_to(panel_buffer, p.kernel_columns * kGemmPanelColumns);
         for (int64_t task = begin; task < end; ++task) {
           const RunRows r = rows_of(task % runs);
           const int64_t n = task / runs;
@@ -130,7 +127,7 @@ Result<bool> run_in_place(const Conv2d& d, const Conv2d& p, int64_t band, Thread
             const int64_t plane = (o1 - o0) * d.ow;
             const int64_t inner0 = std::max(o0, r.top), inner1 = std::min(o1, r.bottom);
             if (inner1 > inner0) {
-              kernels.conv_depthwise_band(d, n, inner0, inner1, out + (inner0 - o0) * d.ow, plane, scratch.data());
+              kernels.conv_depthwise_band(d, n, inner0, inner1, out + (inner0 - o0) * d.ow, plane, scratch);
             }
             // Edge rows [e0, e1) of the run, in this band, from the side buffer's row edge_row on.
             const auto take = [&](int64_t e0, int64_t e1, int64_t edge_row) {
@@ -146,10 +143,10 @@ Result<bool> run_in_place(const Conv2d& d, const Conv2d& p, int64_t band, Thread
           // Band b's depthwise rows into rows[b % 2], then band b - 1's 1x1 rows from the other.
           const auto pointwise_rows = [&](int64_t b) {
             const int64_t o0 = r.band_begin(b), o1 = r.band_begin(b + 1);
-            kernels.conv_pointwise_from(p, n, rows[b % 2].data(), (o1 - o0) * d.ow, o0 * d.ow, o1 * d.ow, panel.data());
+            kernels.conv_pointwise_from(p, n, rows[b % 2], (o1 - o0) * d.ow, o0 * d.ow, o1 * d.ow, panel);
           };
           for (int64_t b = 0; b < r.bands; ++b) {
-            depthwise_rows(r.band_begin(b), r.band_begin(b + 1), rows[b % 2].data());
+            depthwise_rows(r.band_begin(b), r.band_begin(b + 1), rows[b % 2]);
             if (b > 0) pointwise_rows(b - 1);
           }
           pointwise_rows(r.bands - 1);
@@ -178,11 +175,17 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
 
   const CpuKernelTable& kernels = cpu_kernel_table();
   p.packed_w = packed_conv_weights(p, kernels, pointwise);
-  // Bands of about 128 KiB of depthwise output (every channel), enough of them for the threads.
+  // Bands of about 128 KiB of depthwise output (every channel), of at least kMinBandColumns
+  // outputs, and with several threads enough bands for all of them. A GEMM over fewer columns runs
+  // partial tiles, and each band repeats the depthwise rows' setup: with every block of
+  // BlazeFace-128 paired on 1 thread, bands of 4 rows of 8 x 8 planes took 0.65 ms a frame, whole
+  // planes 0.61 (two kernels per block: 0.60).
   constexpr int64_t kBandFloats = 32 * 1024;
+  constexpr int64_t kMinBandColumns = 256;
   const int64_t threads = depthwise.pool != nullptr ? depthwise.pool->size() : 1;
-  int64_t band = std::clamp<int64_t>(kBandFloats / (d.channels * d.ow), 1, d.oh);
-  band = std::min(band, std::max<int64_t>(1, (d.oh * d.batch + 2 * threads - 1) / (2 * threads)));
+  int64_t band = std::max(kBandFloats / (d.channels * d.ow), (kMinBandColumns + d.ow - 1) / d.ow);
+  if (threads > 1) band = std::min(band, (d.oh * d.batch + 2 * threads - 1) / (2 * threads));
+  band = std::clamp<int64_t>(band, 1, d.oh);
   const int64_t bands = (d.oh + band - 1) / band;
   band = (d.oh + bands - 1) / bands;  // as even as the count allows
   if (p.y == d.x) {
@@ -198,17 +201,16 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   parallel_for(
       depthwise.pool, d.batch * bands, 1,
       [&](int64_t begin, int64_t end) {
-        thread_local std::vector<float> scratch, rows, panel;
-        if (scratch.size() < static_cast<size_t>(d.depthwise_scratch_floats))
-          scratch.resize(static_cast<size_t>(d.depthwise_scratch_floats));
-        rows.resize(static_cast<size_t>(d.channels * band * d.ow));
-        panel.resize(static_cast<size_t>(p.kernel_columns * kGemmPanelColumns));
+        thread_local std::vector<float> scratch_buffer, rows_buffer, panel_buffer;
+        float* const scratch = grown_to(scratch_buffer, d.depthwise_scratch_floats);
+        float* const rows = grown_to(rows_buffer, d.channels * band * d.ow);
+        float* const panel = grown_to(panel_buffer, p.kernel_columns * kGemmPanelColumns);
         for (int64_t task = begin; task < end; ++task) {
           const int64_t n = task / bands;
           const int64_t oy = task % bands * band, oy_end = std::min(d.oh, oy + band);
           const int64_t columns = (oy_end - oy) * d.ow;
-          kernels.conv_depthwise_band(d, n, oy, oy_end, rows.data(), (oy_end - oy) * d.ow, scratch.data());
-          kernels.conv_pointwise_from(p, n, rows.data(), columns, oy * d.ow, oy * d.ow + columns, panel.data());
+          kernels.conv_depthwise_band(d, n, oy, oy_end, rows, (oy_end - oy) * d.ow, scratch);
+          kernels.conv_pointwise_from(p, n, rows, columns, oy * d.ow, oy * d.ow + columns, panel);
         }
       },
       kContiguousBands);
@@ -286,16 +288,15 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
   parallel_for(
       dense.pool, d.batch * runs, 1,
       [&](int64_t begin, int64_t end) {
-        thread_local std::vector<float> planes, flat, panel, rows, scratch;
-        thread_local std::vector<const float*> b_rows;
-        planes.resize(static_cast<size_t>(dense_band_floats(f)));
-        flat.resize(static_cast<size_t>(f.mg * ldf));
-        panel.resize(static_cast<size_t>(f.kernel_columns * kGemmPanelColumns));
-        rows.resize(static_cast<size_t>(f.mg * plane));
-        if (scratch.size() < static_cast<size_t>(depthwise_scratch))
-          scratch.resize(static_cast<size_t>(depthwise_scratch));
-        b_rows.resize(static_cast<size_t>(f.kernel_columns));
-        dense_tap_rows(f, planes.data(), b_rows.data());
+        thread_local std::vector<float> planes_buffer, flat_buffer, panel_buffer, rows_buffer, scratch_buffer;
+        thread_local std::vector<const float*> b_rows_buffer;
+        float* const planes = grown_to(planes_buffer, dense_band_floats(f));
+        float* const flat = grown_to(flat_buffer, f.mg * ldf);
+        float* const panel = grown_to(panel_buffer, f.kernel_columns * kGemmPanelColumns);
+        float* const rows = grown_to(rows_buffer, f.mg * plane);
+        float* const scratch = grown_to(scratch_buffer, depthwise_scratch);
+        const float** const b_rows = grown_to(b_rows_buffer, f.kernel_columns);
+        dense_tap_rows(f, planes, b_rows);
         for (int64_t task = begin; task < end; ++task) {
           const int64_t n = task / runs, run = task % runs;
           int64_t held_begin = 0, held_end = 0;  // dense rows in `rows` from the run's previous band
@@ -306,7 +307,7 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
             if (held_end > r0 && held_begin <= r0) {
               kept = std::min(held_end, r1) - r0;
               for (int64_t ch = 0; ch < f.mg; ++ch) {
-                float* channel = rows.data() + ch * plane;
+                float* channel = rows + ch * plane;
                 std::memmove(channel, channel + (r0 - held_begin) * f.ow,
                              static_cast<size_t>(kept * f.ow) * sizeof(float));
               }
@@ -314,14 +315,13 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
             if (r0 + kept < r1) {
               Conv2d part = f;
               part.band_rows = r1 - r0 - kept;
-              kernels.conv_phase_band(part, n, 0, r0 + kept, planes.data());
-              kernels.conv_dense_band(part, b_rows.data(), n, 0, r0 + kept, r1, rows.data() + kept * f.ow, plane,
-                                      flat.data(), ldf, panel.data());
+              kernels.conv_phase_band(part, n, 0, r0 + kept, planes);
+              kernels.conv_dense_band(part, b_rows, n, 0, r0 + kept, r1, rows + kept * f.ow, plane, flat, ldf, panel);
             }
             held_begin = r0, held_end = r1;
-            const Conv2d view = depthwise_band_view(d, o0, o1, r0, r1, rows.data(), plane);
+            const Conv2d view = depthwise_band_view(d, o0, o1, r0, r1, rows, plane);
             kernels.conv_depthwise_band(view, 0, 0, o1 - o0, d.y + n * d.channels * d.output_plane + o0 * d.ow,
-                                        d.output_plane, scratch.data());
+                                        d.output_plane, scratch);
           }
         }
       },
