@@ -21,6 +21,7 @@ packages=(
   libeigen3-dev libyaml-cpp-dev doctest-dev nlohmann-json3-dev
   libopencv-dev
   libmosquitto-dev mosquitto libcpp-httplib-dev libssl-dev libsystemd-dev
+  clang-14  # host compiler for CUDA 11.8's nvcc in scripts/cuda11-check.sh (it refuses g++ 12)
 )
 if [ "$with_gstreamer" = 1 ]; then
   packages+=(
