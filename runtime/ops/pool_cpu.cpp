@@ -7,6 +7,7 @@
 #include "runtime/ops/cpu_kernel_table.h"
 #include "runtime/ops/ops.h"
 #include "runtime/ops/pool_problem.h"
+#include "runtime/ops/thread_scratch.h"
 
 namespace edgefuse {
 
@@ -26,9 +27,10 @@ Status cpu_max_pool(const KernelArgs& args) {
   float* out = args.outputs[0]->data<float>();
   const CpuKernelTable& kernels = cpu_kernel_table();
   parallel_for(args.pool, problem.batch * problem.channels, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> scratch(static_cast<size_t>(max_pool_scratch_floats(p)));
+    thread_local std::vector<float> scratch_buffer;
+    float* const scratch = grown_to(scratch_buffer, max_pool_scratch_floats(p));
     for (int64_t plane = begin; plane < end; ++plane) {
-      kernels.max_pool_plane(p, in + plane * p.ih * p.iw, out + plane * p.oh * p.ow, scratch.data());
+      kernels.max_pool_plane(p, in + plane * p.ih * p.iw, out + plane * p.oh * p.ow, scratch);
     }
   });
   return Status::ok();
