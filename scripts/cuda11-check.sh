@@ -46,6 +46,10 @@ assemble_toolkit() {
   rm -rf "$root" "$toolkit"
   mkdir -p "$root"
   for deb in "$cache"/debs/*.deb; do dpkg-deb -x "$deb" "$root"; done
+  # The math libraries (cuBLAS, cuFFT, NPP, ...) are most of the 3 GB unpacked and not linked: the
+  # runtime opens cuBLAS at run time. Keep the CUDA runtime, its device runtime and libnvvm.
+  find "$root/usr/lib/x86_64-linux-gnu" -maxdepth 1 -type f \( -name '*.a' -o -name '*.so*' \) \
+    ! -name 'libcudart*' ! -name 'libcudadevrt*' ! -name 'libculibos*' ! -name 'libnvvm*' -delete
   local cuda_bin=$root/usr/lib/nvidia-cuda-toolkit/bin
   mkdir -p "$toolkit/bin" "$toolkit/nvvm/bin" "$toolkit/nvvm/lib64"
   ln -s "$cuda_bin/crt" "$toolkit/bin/crt"
@@ -64,6 +68,7 @@ INCLUDES          += "-I$(TOP)/include" $(_SPACE_)
 LIBRARIES         =+ $(_SPACE_) "-L$(TOP)/lib64/stubs" "-L$(TOP)/lib64"
 EOF
   cp "$cuda_bin/nvcc" "$toolkit/bin/"  # last: its presence marks a complete toolkit
+  rm -rf "$cache/debs"
 }
 
 if [ ! -x "$cache/toolkit/bin/nvcc" ]; then
