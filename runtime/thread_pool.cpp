@@ -65,10 +65,12 @@ void ThreadPool::run_chunks(uint32_t generation, int self) {
       if (index >= ((state >> 16) & 0xffff)) break;  // this share is all claimed
       // The job's fields are read before this chunk is counted done: the job may end, and the
       // next one rewrite them, right after.
-      const int64_t begin = static_cast<int64_t>(index) * chunk_, total = chunks_;
-      (*job_)(begin, std::min(begin + chunk_, job_size_));
-      if (chunks_done_.fetch_add(1, std::memory_order_acq_rel) + 1 == total) {
-        std::lock_guard<std::mutex> lock(mutex_);  // pairs with the blocking wait in parallel_for
+      const int64_t begin = static_cast<int64_t>(index) * job_.chunk, total = job_.chunks;
+      (*job_.fn)(begin, std::min(begin + job_.chunk, job_.size));
+      if (chunks_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == total &&
+          caller_blocked_.load(std::memory_order_seq_cst)) {
+        // The caller may be waking on its own or already in its next job: a spare notify is harmless.
+        std::lock_guard<std::mutex> lock(mutex_);
         done_cv_.notify_one();
       }
     }
@@ -80,11 +82,13 @@ void ThreadPool::worker_loop(int index) {
   for (;;) {
     auto has_news = [&] {
       return stopping_.load(std::memory_order_acquire) ||
-             generation_.load(std::memory_order_acquire) != seen_generation;
+             generation_.load(std::memory_order_seq_cst) != seen_generation;
     };
     if (!spin_until(has_news)) {
       std::unique_lock<std::mutex> lock(mutex_);
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);  // before has_news looks again
       start_cv_.wait(lock, has_news);
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
     if (stopping_.load(std::memory_order_acquire)) return;
     seen_generation = generation_.load(std::memory_order_acquire);
@@ -104,11 +108,11 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   // A few chunks per thread balances uneven chunk cost without much contention (and a count that
   // fits the 16 bits of a share).
   const int64_t target_chunks = std::min<int64_t>({max_chunks, static_cast<int64_t>(size()) * 4, 0xffff});
-  job_ = &fn;
-  job_size_ = n;
-  chunk_ = (n + target_chunks - 1) / target_chunks;
-  const auto chunks = static_cast<uint64_t>((n + chunk_ - 1) / chunk_);
-  chunks_ = static_cast<int64_t>(chunks);
+  job_.fn = &fn;
+  job_.size = n;
+  job_.chunk = (n + target_chunks - 1) / target_chunks;
+  const auto chunks = static_cast<uint64_t>((n + job_.chunk - 1) / job_.chunk);
+  job_.chunks = static_cast<int64_t>(chunks);
   chunks_done_.store(0, std::memory_order_relaxed);
   const uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
   const auto threads = static_cast<uint64_t>(size());
@@ -118,18 +122,22 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     shares_[t].claims.store((generation & 0xffffffffu) << 32 | share_end << 16 | share_begin,
                             std::memory_order_release);
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);  // a worker about to block re-checks under this lock
-    generation_.store(generation, std::memory_order_release);
+  generation_.store(generation, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    // Under the mutex: a worker counted in sleepers_ is either still checking has_news under it
+    // (and will see the new generation) or already waiting.
+    std::lock_guard<std::mutex> lock(mutex_);
+    start_cv_.notify_all();
   }
-  start_cv_.notify_all();
   run_chunks(static_cast<uint32_t>(generation), 0);
-  auto all_done = [&] { return chunks_done_.load(std::memory_order_acquire) == static_cast<int64_t>(chunks); };
+  auto all_done = [&] { return chunks_done_.load(std::memory_order_seq_cst) == static_cast<int64_t>(chunks); };
   if (!spin_until(all_done)) {
     std::unique_lock<std::mutex> lock(mutex_);
+    caller_blocked_.store(true, std::memory_order_seq_cst);  // before all_done looks again
     done_cv_.wait(lock, all_done);
+    caller_blocked_.store(false, std::memory_order_relaxed);
   }
-  job_ = nullptr;
+  job_.fn = nullptr;
 }
 
 void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,

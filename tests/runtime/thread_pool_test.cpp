@@ -71,3 +71,39 @@ TEST_CASE("parallel_for contiguous: each thread runs its own slice first") {
     CHECK(ran_on[1] == std::this_thread::get_id());
   }
 }
+
+// Between jobs longer than the spin time the workers block; the next job must wake them (else the
+// caller would silently run every chunk alone). Chunks long enough that a woken worker takes some.
+TEST_CASE("parallel_for wakes workers that blocked between jobs") {
+  ThreadPool pool(3);
+  for (int round = 0; round < 3; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // far past the spin: all asleep
+    std::vector<std::thread::id> ran_on(12);
+    pool.parallel_for(12, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        ran_on[static_cast<size_t>(i)] = std::this_thread::get_id();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    });
+    int by_workers = 0;
+    for (const auto& id : ran_on) by_workers += id != std::this_thread::get_id() ? 1 : 0;
+    CHECK(by_workers > 0);
+  }
+}
+
+// A caller whose own chunks end long before a worker's blocks; the worker finishing the job must
+// wake it (a lost wake-up hangs here).
+TEST_CASE("parallel_for: a caller blocked on a slow worker's chunk is woken when it ends") {
+  ThreadPool pool(2);
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> done{0};
+    pool.parallel_for(
+        2, 1,
+        [&](int64_t begin, int64_t) {
+          if (begin == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the caller's spin
+          done++;
+        },
+        true);  // contiguous: chunk 1 is the worker's
+    REQUIRE(done.load() == 2);
+  }
+}
