@@ -1,12 +1,12 @@
 #include "runtime/cuda/lowering.h"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstring>
 #include <optional>
 #include <type_traits>
 
+#include "runtime/cuda/lowering_params.h"
 #include "runtime/op_table.h"
 #include "runtime/ops/axes.h"
 #include "runtime/ops/broadcast.h"
@@ -451,112 +451,6 @@ class Lowerer {
     }
   }
 
-  static Result<ActivationParams> epilogue_activation(const Node& node) {
-    EF_ASSIGN_OR_RETURN(const ConvEpilogue e, conv_epilogue(node.attrs));
-    using Kind = ConvEpilogue::Kind;
-    ActivationParams a;
-    a.alpha = e.alpha;
-    a.beta = e.beta;
-    a.min = e.min;
-    a.max = e.max;
-    switch (e.kind) {
-      case Kind::kNone:
-        a.kind = Activation::kNone;
-        break;
-      case Kind::kRelu:
-        a.kind = Activation::kRelu;
-        break;
-      case Kind::kLeakyRelu:
-        a.kind = Activation::kLeakyRelu;
-        break;
-      case Kind::kClip:
-        a.kind = Activation::kClip;
-        break;
-      case Kind::kSigmoid:
-        a.kind = Activation::kSigmoid;
-        break;
-      case Kind::kHardSwish:
-        a.kind = Activation::kHardSwish;
-        break;
-      case Kind::kHardSigmoid:
-        a.kind = Activation::kHardSigmoid;
-        break;
-      case Kind::kSilu:
-        a.kind = Activation::kSilu;
-        break;
-    }
-    return a;
-  }
-
-  // A depthwise Conv DepthwiseConvStep takes (2-D, kernel up to 5x5, stride 1-2, no dilation, a
-  // residual of every channel), without its epilogue; nullopt for the others.
-  static std::optional<DepthwiseConvStep> depthwise_conv_step(const ConvProblem& p, const WindowGeometry& g,
-                                                              int64_t residual_channels) {
-    if (p.group != p.in_channels || p.out_channels != p.in_channels || p.channels_last ||
-        residual_channels != p.out_channels || g.input[0] != 1 || g.kernel[0] != 1 || g.strides[0] != 1 ||
-        g.pad_begin[0] != 0) {
-      return std::nullopt;
-    }
-    DepthwiseConvStep s;
-    s.batch = p.batch;
-    s.channels = p.out_channels;
-    for (int a = 0; a < 2; ++a) {
-      const int axis = a + 1;
-      if (g.kernel[axis] > kDepthwiseMaxKernel || g.strides[axis] > kDepthwiseMaxStride || g.dilations[axis] != 1) {
-        return std::nullopt;
-      }
-      s.input[a] = g.input[axis];
-      s.output[a] = g.output[axis];
-      s.kernel[a] = static_cast<int32_t>(g.kernel[axis]);
-      s.stride[a] = static_cast<int32_t>(g.strides[axis]);
-      s.pad_begin[a] = static_cast<int32_t>(g.pad_begin[axis]);
-    }
-    return s;
-  }
-
-  // A 1x1 stride-1 unpadded group-1 Conv as PointwiseConvStep, without its epilogue; nullopt for the
-  // others.
-  static std::optional<PointwiseConvStep> pointwise_conv_step(const ConvProblem& p, const WindowGeometry& g) {
-    if (p.group != 1 || p.channels_last) return std::nullopt;
-    PointwiseConvStep s;
-    s.batch = p.batch;
-    s.in_channels = p.in_channels;
-    s.out_channels = p.out_channels;
-    s.positions = 1;
-    for (int a = 0; a < 3; ++a) {
-      if (g.kernel[a] != 1 || g.strides[a] != 1 || g.pad_begin[a] != 0 || g.output[a] != g.input[a])
-        return std::nullopt;
-      s.positions *= g.output[a];
-    }
-    return s;
-  }
-
-  // Any Conv as ConvStep, without its epilogue.
-  static ConvStep general_conv_step(const ConvProblem& p, const WindowGeometry& g) {
-    ConvStep s;
-    s.batch = p.batch;
-    s.in_channels = p.in_channels;
-    s.out_channels = p.out_channels;
-    s.group = p.group;
-    s.input_channels_last = p.channels_last;
-    // The most channels per work item that tile each group's output channels exactly.
-    for (int64_t per_item = kMaxConvChannelsPerItem; per_item >= 1; --per_item) {
-      if (p.out_channels_per_group() % per_item == 0) {
-        s.channels_per_item = per_item;
-        break;
-      }
-    }
-    for (int a = 0; a < 3; ++a) {
-      s.input[a] = g.input[a];
-      s.kernel[a] = g.kernel[a];
-      s.stride[a] = g.strides[a];
-      s.dilation[a] = g.dilations[a];
-      s.pad_begin[a] = g.pad_begin[a];
-      s.output[a] = g.output[a];
-    }
-    return s;
-  }
-
   // Depthwise, 1x1 and other group-1 Convs take their own kernels (unless generic_conv), the rest
   // ConvStep; all with the fuser's epilogue.
   Result<StepsOrFallback> lower_conv(const Node& node) {
@@ -606,64 +500,6 @@ class Lowerer {
     if (v == kNoValue) return absent;
     if (!known(v) || known_tensor(v).numel() != 1) return std::nullopt;
     return static_cast<float>(known_tensor(v).double_at(0));
-  }
-
-  // The activation computing unary op `op` with its parameters (alpha, beta: LeakyRelu,
-  // HardSigmoid; lo, hi: Clip).
-  static ActivationParams unary_activation(OpKind op, float alpha, float beta, float lo, float hi) {
-    ActivationParams a;
-    switch (op) {
-      case OpKind::kRelu:
-        a.kind = Activation::kRelu;
-        break;
-      case OpKind::kLeakyRelu:
-        a.kind = Activation::kLeakyRelu;
-        a.alpha = alpha;
-        break;
-      case OpKind::kSigmoid:
-        a.kind = Activation::kSigmoid;
-        break;
-      case OpKind::kTanh:
-        a.kind = Activation::kTanh;
-        break;
-      case OpKind::kHardSigmoid:
-        a.kind = Activation::kHardSigmoid;
-        a.alpha = alpha;
-        a.beta = beta;
-        break;
-      case OpKind::kHardSwish:
-        a.kind = Activation::kHardSwish;
-        break;
-      case OpKind::kClip:
-        a.kind = Activation::kClip;
-        a.min = lo;
-        a.max = hi;
-        break;
-      case OpKind::kSqrt:
-        a.kind = Activation::kSqrt;
-        break;
-      default:
-        a.kind = Activation::kExp;
-        break;
-    }
-    return a;
-  }
-
-  static BinaryOp binary_op(OpKind op) {
-    switch (op) {
-      case OpKind::kAdd:
-        return BinaryOp::kAdd;
-      case OpKind::kSub:
-        return BinaryOp::kSub;
-      case OpKind::kMul:
-        return BinaryOp::kMul;
-      case OpKind::kDiv:
-        return BinaryOp::kDiv;
-      case OpKind::kPow:
-        return BinaryOp::kPow;
-      default:
-        return BinaryOp::kPRelu;
-    }
   }
 
   Result<StepsOrFallback> lower_unary(const Node& node) {
@@ -826,28 +662,6 @@ class Lowerer {
     step.inputs[1] = add_constant(scale.data(), scale.size() * sizeof(float));
     step.inputs[2] = add_constant(shift.data(), shift.size() * sizeof(float));
     return StepsOrFallback{std::vector{std::move(step)}};
-  }
-
-  // Concat and Split along `axis` of `whole`: each part is `part` slices of the axis starting at
-  // slice `at`, a block of rows (the dims before the axis) of part x inner elements.
-  static BlockCopyStep part_copy(const TensorDesc& whole, int64_t axis, int64_t part, int64_t at, bool into_whole) {
-    const std::span<const int64_t> dims(whole.shape);
-    const int64_t inner = shape_numel(dims.subspan(static_cast<size_t>(axis) + 1));
-    const int64_t whole_row = whole.shape[static_cast<size_t>(axis)] * inner;
-    BlockCopyStep s;
-    s.element_bytes = static_cast<int>(dtype_size(whole.dtype));
-    s.rows = shape_numel(dims.first(static_cast<size_t>(axis)));
-    s.length = part * inner;
-    s.src_stride = into_whole ? s.length : whole_row;
-    s.src_offset = into_whole ? 0 : at * inner;
-    s.dst_stride = into_whole ? whole_row : s.length;
-    s.dst_offset = into_whole ? at * inner : 0;
-    return s;
-  }
-
-  static int64_t normalized_axis(const Node& node, size_t rank) {
-    int64_t axis = node.attrs.get_int("axis", 0);
-    return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
   }
 
   // One block copy per input into its part of the output.
@@ -1073,79 +887,6 @@ Result<LoweredPlan> lower_plan(const Graph& graph, MemoryPlan plan, const Loweri
   lowered.options = options;
   EF_RETURN_IF_ERROR(Lowerer(graph, lowered).lower());
   return lowered;
-}
-
-size_t stored_bytes(const TensorDesc& desc, const BufferRef& ref) {
-  return ref.half ? static_cast<size_t>(desc.numel()) * sizeof(uint16_t) : desc.nbytes();
-}
-
-void decode_stored(const void* stored, const BufferRef& ref, Tensor& tensor) {
-  if (!ref.half) {
-    std::memcpy(tensor.raw_data(), stored, tensor.nbytes());
-    return;
-  }
-  const auto* halves = static_cast<const uint16_t*>(stored);
-  float* values = tensor.data<float>();
-  for (int64_t i = 0; i < tensor.numel(); ++i) values[i] = half_bits_to_float(halves[i]);
-}
-
-void encode_stored(const Tensor& tensor, const BufferRef& ref, void* stored) {
-  if (!ref.half) {
-    std::memcpy(stored, tensor.raw_data(), tensor.nbytes());
-    return;
-  }
-  auto* halves = static_cast<uint16_t*>(stored);
-  const float* values = tensor.data<float>();
-  for (int64_t i = 0; i < tensor.numel(); ++i) halves[i] = float_to_half_bits(values[i]);
-}
-
-void* resolve(const Bindings& bindings, const BufferRef& ref) {
-  switch (ref.region) {
-    case Region::kNone:
-      return nullptr;
-    case Region::kArena:
-      return static_cast<std::byte*>(bindings.arena) + ref.offset;
-    case Region::kConstants:
-      return const_cast<std::byte*>(static_cast<const std::byte*>(bindings.constants)) + ref.offset;
-    case Region::kInput:
-      return static_cast<std::byte*>(const_cast<void*>(bindings.inputs[static_cast<size_t>(ref.index)])) + ref.offset;
-    case Region::kOutput:
-      return static_cast<std::byte*>(bindings.outputs[static_cast<size_t>(ref.index)]) + ref.offset;
-    case Region::kScratch:
-      return static_cast<std::byte*>(bindings.scratch) + ref.offset;
-  }
-  return nullptr;
-}
-
-void scatter_filtered_rows(const RowFilterLayout& layout, const uint32_t* index_words, const float* compact,
-                           Tensor& output) {
-  float* rows = output.data<float>();
-  std::memset(rows, 0, output.nbytes());
-  if (layout.filter.fill != 0) {
-    for (int64_t r = 0; r < layout.batch * layout.rows; ++r)
-      rows[r * layout.channels + layout.filter.column] = layout.filter.fill;
-  }
-  for (int64_t b = 0; b < layout.batch; ++b) {
-    const uint32_t* words = index_words + b * (layout.rows + 1);
-    const auto count = std::min<int64_t>(words[0], layout.rows);
-    for (int64_t slot = 0; slot < count; ++slot) {
-      std::memcpy(rows + (b * layout.rows + words[1 + slot]) * layout.channels,
-                  compact + (b * layout.rows + slot) * layout.channels, layout.row_bytes());
-    }
-  }
-}
-
-StepParams bind_step(const LoweredStep& step, const Bindings& bindings) {
-  StepParams params = step.params;
-  std::visit(
-      [&](auto& p) {
-        if constexpr (std::is_base_of_v<Operands, std::decay_t<decltype(p)>>) {
-          for (int i = 0; i < kMaxStepInputs; ++i) p.in[i] = resolve(bindings, step.inputs[i]);
-          p.out = resolve(bindings, step.output);
-        }
-      },
-      params);
-  return params;
 }
 
 }  // namespace edgefuse::gpu
