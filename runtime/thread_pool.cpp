@@ -52,29 +52,38 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::run_chunks(uint32_t generation, int self) {
   const int threads = size();
+  // Chunks this thread ran, counted into chunks_done_ once it finds no more: one atomic add a
+  // thread instead of one a chunk, whose cache line would otherwise move between the cores each time.
+  int64_t finished = 0, total = 0;
+  const auto report = [&] {
+    if (finished == 0) return;
+    if (chunks_done_.fetch_add(finished, std::memory_order_seq_cst) + finished == total &&
+        caller_blocked_.load(std::memory_order_seq_cst)) {
+      // The caller may be waking on its own or already in its next job: a spare notify is harmless.
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_cv_.notify_one();
+    }
+  };
   for (int k = 0; k < threads; ++k) {
     std::atomic<uint64_t>& claims = shares_[static_cast<size_t>((self + k) % threads)].claims;
     for (;;) {
       uint64_t state = claims.load(std::memory_order_acquire);
       uint64_t index = 0;
       do {
-        if (static_cast<uint32_t>(state >> 32) != generation) return;  // a later job has started
+        // A later job has started, so this one is over: this thread ran none of its chunks.
+        if (static_cast<uint32_t>(state >> 32) != generation) return report();
         index = state & 0xffff;
         if (index >= ((state >> 16) & 0xffff)) break;
       } while (!claims.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire));
       if (index >= ((state >> 16) & 0xffff)) break;  // this share is all claimed
-      // The job's fields are read before this chunk is counted done: the job may end, and the
-      // next one rewrite them, right after.
-      const int64_t begin = static_cast<int64_t>(index) * job_.chunk, total = job_.chunks;
+      // The job's fields stay until its chunks are all counted done, this one included.
+      const int64_t begin = static_cast<int64_t>(index) * job_.chunk;
+      total = job_.chunks;
       (*job_.fn)(begin, std::min(begin + job_.chunk, job_.size));
-      if (chunks_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == total &&
-          caller_blocked_.load(std::memory_order_seq_cst)) {
-        // The caller may be waking on its own or already in its next job: a spare notify is harmless.
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_cv_.notify_one();
-      }
+      ++finished;
     }
   }
+  report();
 }
 
 void ThreadPool::worker_loop(int index) {
