@@ -1,5 +1,6 @@
 #include "runtime/cuda/plan_cache.h"
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -84,6 +85,7 @@ std::pair<std::string, std::string> split_first(const std::string& line) {
 }
 
 constexpr std::string_view kCublasSuffix = "+cublas";
+constexpr std::string_view kCudnnSuffix = "+cudnn";  // then the algorithm's number
 
 std::string tiling_text(const GemmTiling& t) {
   return std::to_string(t.rows) + "x" + std::to_string(t.columns) + "/" + std::to_string(t.k_splits) + "/" +
@@ -144,7 +146,8 @@ std::string fp16_plan_key(const Graph& graph, std::span<const TensorDesc> inputs
 }
 
 std::string gemm_plan_key(const Graph& graph, std::span<const TensorDesc> inputs, const std::string& device, bool fp16,
-                          std::span<const uint8_t> f32_values, bool tensor_cores, const std::string& cublas) {
+                          std::span<const uint8_t> f32_values, bool tensor_cores, const std::string& cublas,
+                          const std::string& cudnn) {
   std::ostringstream key;
   key << "kind=gemm-tilings\n";
   key << "graph=" << graph_fingerprint(graph) << "\n";
@@ -160,6 +163,7 @@ std::string gemm_plan_key(const Graph& graph, std::span<const TensorDesc> inputs
     key << "tensor_cores=" << (tensor_cores ? "yes" : "no") << "\n";
   }
   key << "cublas=" << cublas << "\n";
+  key << "cudnn=" << cudnn << "\n";
   key << "tilings=";
   for (const GemmTiling& t : kGemmTilings) key << " " << tiling_text(t);
   key << "\n";
@@ -264,8 +268,8 @@ Status PlanCache::store_fp16(const std::string& key, const Graph& graph, const F
   return write_entry(key, body.str());
 }
 
-// Lines "tiling <rows>x<columns>/<splits>/<stage channels>[/tc][+cublas] <node name>" (the name
-// last: it may hold spaces).
+// Lines "tiling <rows>x<columns>/<splits>/<stage channels>[/tc][+cublas|+cudnn<algorithm>] <node
+// name>" (the name last: it may hold spaces).
 std::optional<std::vector<NodeTiling>> PlanCache::load_gemm_tilings(const std::string& key, const Graph& graph) const {
   const std::optional<std::vector<std::string>> body = read_entry(key);
   if (!body) return std::nullopt;
@@ -282,13 +286,21 @@ std::optional<std::vector<NodeTiling>> PlanCache::load_gemm_tilings(const std::s
     auto [shape, name] = split_first(rest);
     const bool cublas = shape.ends_with(kCublasSuffix);
     if (cublas) shape.resize(shape.size() - kCublasSuffix.size());
+    int32_t cudnn_algorithm = -1;
+    if (const size_t at = shape.find(kCudnnSuffix); at != std::string::npos) {
+      const std::string number = shape.substr(at + kCudnnSuffix.size());
+      const char* end = number.data() + number.size();
+      const auto [parsed, error] = std::from_chars(number.data(), end, cudnn_algorithm);
+      if (number.empty() || error != std::errc() || parsed != end || cudnn_algorithm < 0) return std::nullopt;
+      shape.resize(at);
+    }
     const GemmTiling* tiling = nullptr;
     for (const GemmTiling& t : kGemmTilings) {
       if (tiling_text(t) == shape) tiling = &t;
     }
     const auto node = node_by_name.find(name);
     if (tiling == nullptr || node == node_by_name.end()) return std::nullopt;
-    tilings.push_back(NodeTiling{node->second, *tiling, cublas});
+    tilings.push_back(NodeTiling{node->second, *tiling, cublas, cudnn_algorithm});
   }
   if (!complete) return std::nullopt;  // truncated
   return tilings;
@@ -297,9 +309,11 @@ std::optional<std::vector<NodeTiling>> PlanCache::load_gemm_tilings(const std::s
 Status PlanCache::store_gemm_tilings(const std::string& key, const Graph& graph,
                                      std::span<const NodeTiling> tilings) const {
   std::ostringstream body;
-  for (const NodeTiling& t : tilings)
-    body << "tiling " << tiling_text(t.tiling) << (t.cublas ? kCublasSuffix : "") << " " << graph.node(t.node).name
-         << "\n";
+  for (const NodeTiling& t : tilings) {
+    body << "tiling " << tiling_text(t.tiling) << (t.cublas ? kCublasSuffix : "");
+    if (t.cudnn_algorithm >= 0) body << kCudnnSuffix << t.cudnn_algorithm;
+    body << " " << graph.node(t.node).name << "\n";
+  }
   body << "end\n";
   return write_entry(key, body.str());
 }

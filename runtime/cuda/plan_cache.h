@@ -36,16 +36,19 @@ std::string fp16_plan_key(const Graph& graph, std::span<const TensorDesc> inputs
 
 // What the GEMM tilings timed for a plan depend on: the graph, the input shapes, the device, driver
 // and runtime, the precision, the values an fp16 plan keeps in f32, whether it may use tensor
-// cores, the cuBLAS timed beside them ("none" when none was), and the tilings compiled in.
+// cores, the cuBLAS and cuDNN versions timed beside them ("none" when one was not), and the
+// tilings compiled in.
 std::string gemm_plan_key(const Graph& graph, std::span<const TensorDesc> inputs, const std::string& device, bool fp16,
-                          std::span<const uint8_t> f32_values, bool tensor_cores, const std::string& cublas = "none");
+                          std::span<const uint8_t> f32_values, bool tensor_cores, const std::string& cublas = "none",
+                          const std::string& cudnn = "none");
 
-// A Conv node and the tiling its GEMM step runs in, or whether cuBLAS runs it (cublas_gemm.h;
-// the tiling then serves where cuBLAS cannot).
+// A Conv node and the tiling its GEMM step runs in, or whether cuBLAS (cublas_gemm.h) or cuDNN in
+// one of its algorithms (cudnn_conv.h) runs it; the tiling then serves where the library cannot.
 struct NodeTiling {
   NodeId node = -1;
   GemmTiling tiling;
   bool cublas = false;
+  int32_t cudnn_algorithm = -1;  // cudnnConvolutionFwdAlgo_t, -1: not through cuDNN
 };
 
 class PlanCache {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "runtime/cuda/byte_ranges.h"
 #include "runtime/cuda/step_kernels.h"
 
 namespace edgefuse::gpu {
@@ -119,18 +120,18 @@ inline bool library_gemm_eligible(const PointwiseConvStep& step) {
       step.out_channels * step.positions > kLargestInt || step.out_channels * step.in_channels > kLargestInt) {
     return false;
   }
-  // As addresses: the buffers may be different allocations.
   const auto overlaps_output = [&](const void* begin, int64_t floats) {
-    const auto a = reinterpret_cast<uintptr_t>(begin), y = reinterpret_cast<uintptr_t>(step.out);
-    const auto output_bytes = static_cast<uintptr_t>(step.batch * step.out_channels * step.positions) * 4;
-    return a < y + output_bytes && y < a + static_cast<uintptr_t>(floats) * 4;
+    return byte_ranges_overlap(begin, static_cast<size_t>(floats) * 4, step.out,
+                               static_cast<size_t>(step.batch * step.out_channels * step.positions) * 4);
   };
   if (overlaps_output(step.in[0], step.batch * step.in_channels * step.positions)) return false;
   return step.in[3] == nullptr || !overlaps_output(step.in[3], step.batch * step.residual_channels * step.positions);
 }
 
-// The epilogue PointwiseEpilogueStep applies after `step`'s product; needed unless it is the identity.
-inline PointwiseEpilogueStep epilogue_after_product(const PointwiseConvStep& step) {
+// The epilogue of `step` (a Conv step with the fuser's epilogue: bias, residual, activation) as
+// PointwiseEpilogueStep over the bare product already in its output, `positions` per channel.
+template <typename ConvWithEpilogue>
+inline PointwiseEpilogueStep epilogue_over_output(const ConvWithEpilogue& step, int64_t positions) {
   PointwiseEpilogueStep e;
   e.in[0] = step.out;
   e.in[2] = step.in[2];
@@ -138,11 +139,16 @@ inline PointwiseEpilogueStep epilogue_after_product(const PointwiseConvStep& ste
   e.out = step.out;
   e.batch = step.batch;
   e.out_channels = step.out_channels;
-  e.positions = step.positions;
+  e.positions = positions;
   e.activation = step.activation;
   e.residual_after_activation = step.residual_after_activation;
   e.residual_channels = step.residual_channels;
   return e;
+}
+
+// The epilogue PointwiseEpilogueStep applies after `step`'s product; needed unless it is the identity.
+inline PointwiseEpilogueStep epilogue_after_product(const PointwiseConvStep& step) {
+  return epilogue_over_output(step, step.positions);
 }
 
 inline bool epilogue_is_identity(const PointwiseEpilogueStep& e) {

@@ -129,10 +129,11 @@ TEST_CASE("stored GEMM tilings load back by node; other keys, unknown tilings an
   const std::string key = gpu::gemm_plan_key(graph, kInputs, device, false, {}, false);
   CHECK_FALSE(cache.load_gemm_tilings(key, graph).has_value());
 
-  // An f32 tiling that cuBLAS runs instead, and a tensor-core one.
+  // An f32 tiling that cuBLAS runs instead, and a tensor-core one with a cuDNN algorithm (the
+  // cache keeps what it is given; the executor gives cuDNN only f32 steps).
   const gpu::GemmTiling& tensor_cores = gpu::kGemmTilings[gpu::kGemmTilingCount - 1];
   REQUIRE(tensor_cores.tensor_cores);
-  const std::vector<gpu::NodeTiling> stored = {{0, gpu::kGemmTilings[3], true}, {1, tensor_cores, false}};
+  const std::vector<gpu::NodeTiling> stored = {{0, gpu::kGemmTilings[3], true, -1}, {1, tensor_cores, false, 6}};
   REQUIRE(cache.store_gemm_tilings(key, graph, stored).is_ok());
   const std::optional<std::vector<gpu::NodeTiling>> loaded = cache.load_gemm_tilings(key, graph);
   REQUIRE(loaded.has_value());
@@ -145,6 +146,7 @@ TEST_CASE("stored GEMM tilings load back by node; other keys, unknown tilings an
     CHECK((*loaded)[i].tiling.stage_channels == stored[i].tiling.stage_channels);
     CHECK((*loaded)[i].tiling.tensor_cores == stored[i].tiling.tensor_cores);
     CHECK((*loaded)[i].cublas == stored[i].cublas);
+    CHECK((*loaded)[i].cudnn_algorithm == stored[i].cudnn_algorithm);
   }
   // An fp16 calibration's entry for the same graph is another file.
   CHECK(cache.entry_path(gpu::fp16_plan_key(graph, kInputs, device, {})) != cache.entry_path(key));
@@ -163,6 +165,8 @@ TEST_CASE("stored GEMM tilings load back by node; other keys, unknown tilings an
   const std::string with_cublas = gpu::gemm_plan_key(graph, kInputs, device, false, {}, false, "13.0.0");
   CHECK(with_cublas != key);
   CHECK(gpu::gemm_plan_key(graph, kInputs, device, false, {}, false, "12.9.1") != with_cublas);
+  CHECK(key.find("\ncudnn=none\n") != std::string::npos);
+  CHECK(gpu::gemm_plan_key(graph, kInputs, device, false, {}, false, "none", "9.19.0") != key);
   CHECK(key.find("tilings= 64x64/1/8 ") != std::string::npos);  // the compiled tilings, so a new set misses
   CHECK(key.find(" 64x64/1/32/tc ") != std::string::npos);
 
@@ -183,6 +187,13 @@ TEST_CASE("stored GEMM tilings load back by node; other keys, unknown tilings an
   unknown.replace(unknown.find(first), first.size(), "tiling 128x");
   write(unknown);
   CHECK_FALSE(cache.load_gemm_tilings(key, graph).has_value());
+  for (const char* algorithm : {"+cudnn", "+cudnnx", "+cudnn-1", "+cudnn6x"}) {
+    std::string malformed = text;
+    REQUIRE(malformed.find("+cudnn6 ") != std::string::npos);
+    malformed.replace(malformed.find("+cudnn6 "), 8, std::string(algorithm) + " ");
+    write(malformed);
+    CHECK_FALSE(cache.load_gemm_tilings(key, graph).has_value());
+  }
   write(text.substr(0, text.find("end\n")));
   CHECK_FALSE(cache.load_gemm_tilings(key, graph).has_value());
   write(text);
