@@ -1,5 +1,5 @@
-// GPU latency and throughput of the detector models on the CUDA executor: fp32 (cuBLAS where timing
-// picks it, or never) and fp16 (tensor cores or f32 math), fused vs unfused (the imported graph), CUDA
+// GPU latency and throughput of the detector models on the CUDA executor: fp32 (cuBLAS and cuDNN
+// where timing picks them, or never) and fp16 (tensor cores or f32 math), fused vs unfused (the imported graph), CUDA
 // graph replay vs step-by-step launches, the specialised Conv kernels vs the general one, YOLOX with the
 // row filter and NMS on the device, batch 1, 4 and 16, with the CPU executor (fused, same run) as the
 // baseline. Prints a Markdown table and one JSON object per configuration; scripts/gpu-check.sh records
@@ -217,7 +217,8 @@ int run(const cli::ParsedArgs& args) {
               devices[0].name.c_str(), devices[0].compute_major, devices[0].compute_minor, compiler_description(),
               static_cast<long long>(runs), static_cast<long long>(warmup));
   std::printf(
-      "| model | CPU fused (ms) | GPU fused, CUDA graph (ms) | GPU fused, CUDA graph, without cuBLAS (ms) | GPU fused, "
+      "| model | CPU fused (ms) | GPU fused, CUDA graph (ms) | GPU fused, CUDA graph, without cuBLAS or cuDNN (ms) | "
+      "GPU fused, "
       "CUDA graph, input already in pinned staging "
       "(ms) | GPU fused fp16, CUDA graph (ms) | GPU fused fp16, f32 math (no tensor cores) (ms) | device time fp32 / "
       "fp16 (ms) | GPU fused, CUDA graph, GEMM tiles by cost model, "
@@ -260,10 +261,12 @@ int run(const cli::ParsedArgs& args) {
     };
     const Samples gpu_graph = gpu_samples(fused, one, reported, warmup, runs, nullptr, &device_graph);
     const Samples gpu_staged = gpu_staged_samples(fused, one, graphed, warmup, runs);
-    // Our tilings only: what cuBLAS, where tuning picked it for some 1x1 Convs, buys.
-    CudaExecutorOptions no_cublas = graphed;
-    no_cublas.cublas = CublasUse::kNever;
-    const Samples gpu_no_cublas = gpu_samples(fused, one, no_cublas, warmup, runs);
+    // Our tilings only: what the libraries buy where tuning picked them (cuBLAS for some 1x1
+    // Convs, cuDNN for windowed ones).
+    CudaExecutorOptions no_libraries = graphed;
+    no_libraries.cublas = LibraryUse::kNever;
+    no_libraries.cudnn = LibraryUse::kNever;
+    const Samples gpu_no_libraries = gpu_samples(fused, one, no_libraries, warmup, runs);
     CudaExecutorOptions untuned = graphed;
     untuned.tune_gemm = false;
     const Samples gpu_untuned = gpu_samples(fused, one, untuned, warmup, runs);
@@ -319,7 +322,7 @@ int run(const cli::ParsedArgs& args) {
     }
     print_json(model.label, "CPU fused", 1, cpu_fused);
     print_json(model.label, "fused, CUDA graph", 1, gpu_graph);
-    print_json(model.label, "fused, CUDA graph, without cuBLAS", 1, gpu_no_cublas);
+    print_json(model.label, "fused, CUDA graph, without cuBLAS or cuDNN", 1, gpu_no_libraries);
     print_json(model.label, "fused, CUDA graph, input in pinned staging", 1, gpu_staged);
     print_json(model.label, "fused fp16, CUDA graph", 1, gpu_fp16);
     print_json(model.label, "fused fp16, f32 math, CUDA graph", 1, gpu_fp16_f32_math);
@@ -335,7 +338,7 @@ int run(const cli::ParsedArgs& args) {
     }
     std::printf("| %s | %s | %s | %s | %s | %s | %s | %.3f / %.3f | %s | %s | %s | %s | %s | %s | %s | %s |\n",
                 model.label, latency_cell(cpu_fused, 2).c_str(), latency_cell(gpu_graph, 3).c_str(),
-                latency_cell(gpu_no_cublas, 3).c_str(), latency_cell(gpu_staged, 3).c_str(),
+                latency_cell(gpu_no_libraries, 3).c_str(), latency_cell(gpu_staged, 3).c_str(),
                 latency_cell(gpu_fp16, 3).c_str(), latency_cell(gpu_fp16_f32_math, 3).c_str(), median(device_graph),
                 median(device_fp16), latency_cell(gpu_untuned, 3).c_str(), latency_cell(gpu_launches, 3).c_str(),
                 latency_cell(gpu_general, 3).c_str(), latency_cell(gpu_unfused, 3).c_str(),

@@ -43,6 +43,15 @@ run_checks() {
   local out=${OUT:-gpu-check-out}
   mkdir -p "$out"
   export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # cuBLAS and cuDNN are loaded at run time (dlopen): where the machine has them only in PyTorch's
+  # wheels (site-packages/nvidia/{cublas,cudnn}/lib), those go on the loader's path too.
+  local nvidia_dir
+  nvidia_dir=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null || true)
+  for lib in cublas cudnn; do
+    if [ -n "$nvidia_dir" ] && [ -d "$nvidia_dir/$lib/lib" ]; then
+      LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$nvidia_dir/$lib/lib"
+    fi
+  done
   export EDGEFUSE_ASSETS_DIR="$PWD/$bundle/assets" EDGEFUSE_REQUIRE_ASSETS=1
   nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
   local tests_rc=0
@@ -55,6 +64,7 @@ run_checks() {
     head -n 12 "$out/nvidia-smi.txt" | sed 's/^/    /'
     echo
     echo "test_cuda exit $tests_rc: $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_cuda.log" | tr '\n' ' ')"
+    echo "loader path: $LD_LIBRARY_PATH"
     grep -E 'SKIPPED|ERROR|MESSAGE' "$out/test_cuda.log" | head -n 60 || true
     echo
     echo "bench_cuda exit $bench_rc"

@@ -12,6 +12,10 @@ namespace edgefuse::gpu {
 struct ConvGemmStep : ConvStep {
   int32_t gemm_tiling = -1;   // the kGemmTilings index to launch (conv_gemm.h), -1: the cost model's
   bool tensor_cores = false;  // X is binary16 and W fits it: the tensor-core tilings may run the step
+  // On a device: the convolution through cuDNN in this algorithm (a cudnnConvolutionFwdAlgo_t),
+  // then PointwiseEpilogueStep (cudnn_conv.h); -1: our tilings. gemm_tiling still says how to run
+  // it without cuDNN.
+  int32_t cudnn_algorithm = -1;
 };
 
 }  // namespace edgefuse::gpu

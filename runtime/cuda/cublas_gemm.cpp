@@ -2,8 +2,8 @@
 
 #include <cuda_runtime.h>
 
-#include "runtime/cuda/conv_gemm.h"
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/launch_timing.h"
 #include "runtime/cuda/step_launch.h"
 
 namespace edgefuse::gpu {
@@ -56,23 +56,7 @@ Status CublasGemm::launch(const PointwiseConvStep& step) const {
 }
 
 Result<float> CublasGemm::time(const PointwiseConvStep& step, int launches) const {
-  constexpr long long kSpinCycles = 200000;
-  auto* stream = static_cast<cudaStream_t>(stream_);
-  EF_RETURN_IF_ERROR(launch(step));
-  cudaEvent_t start = nullptr, stop = nullptr;
-  EF_CUDA_RETURN_IF_ERROR(cudaEventCreate(&start));
-  const std::unique_ptr<CUevent_st, decltype(&cudaEventDestroy)> start_owner(start, cudaEventDestroy);
-  EF_CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop));
-  const std::unique_ptr<CUevent_st, decltype(&cudaEventDestroy)> stop_owner(stop, cudaEventDestroy);
-  // Queued behind a spin, the launches run back to back: their time, not the host's.
-  EF_CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(spin_stream(stream, kSpinCycles)));
-  EF_CUDA_RETURN_IF_ERROR(cudaEventRecord(start, stream));
-  for (int l = 0; l < launches; ++l) EF_RETURN_IF_ERROR(launch(step));
-  EF_CUDA_RETURN_IF_ERROR(cudaEventRecord(stop, stream));
-  EF_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop));
-  float elapsed = 0;
-  EF_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&elapsed, start, stop));
-  return elapsed / static_cast<float>(launches > 0 ? launches : 1);
+  return time_launches(stream_, launches, [&]() { return launch(step); });
 }
 
 }  // namespace edgefuse::gpu

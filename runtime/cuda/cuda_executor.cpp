@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "runtime/cuda/conv_gemm.h"
-#include "runtime/cuda/cublas_gemm.h"
+#include "runtime/cuda/conv_libraries.h"
 #include "runtime/cuda/cuda_buffers.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/host_runner.h"
@@ -35,15 +35,6 @@ void for_each_gemm_step(gpu::LoweredPlan& lowered, const Visit& visit) {
   }
 }
 
-// Steps of `lowered` marked to run through cuBLAS.
-int count_cublas_steps(const gpu::LoweredPlan& lowered) {
-  int count = 0;
-  for (const gpu::LoweredStep& step : lowered.steps) {
-    if (const auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params)) count += p->cublas ? 1 : 0;
-  }
-  return count;
-}
-
 // Everything one input-shape signature needs on the device.
 struct ShapeState {
   gpu::LoweredPlan lowered;
@@ -63,7 +54,7 @@ struct ShapeState {
   cudaGraph_t filled_graph = nullptr;
   cudaGraphExec_t filled_graph_exec = nullptr;
   size_t device_bytes = 0;
-  int cublas_steps = 0;  // steps that run through cuBLAS
+  gpu::LibrarySteps library_steps;  // steps that run through cuBLAS and cuDNN
   std::optional<gpu::Fp16Calibration> calibration;
   bool calibration_cached = false;
 
@@ -84,9 +75,8 @@ struct CudaExecutor::Impl {
   std::map<std::vector<Shape>, std::unique_ptr<ShapeState>> states;
   ShapeState* last = nullptr;
   bool last_used_graph = false;
-  std::string device_key;                   // the device, driver and runtime, for plan cache keys
-  std::unique_ptr<gpu::CublasGemm> cublas;  // null until a plan has a step it may run (load_cublas_for)
-  bool cublas_tried = false;
+  std::string device_key;                         // the device, driver and runtime, for plan cache keys
+  std::unique_ptr<gpu::ConvLibraries> libraries;  // cuBLAS and cuDNN, bound to `stream`
   bool tensor_cores = false;  // options.fp16 and options.tensor_cores, on a device of sm_70 or later
 
   cudaEvent_t frame_start = nullptr;  // time_frames
@@ -95,7 +85,7 @@ struct CudaExecutor::Impl {
 
   ~Impl() {
     states.clear();
-    cublas.reset();  // its handle is bound to `stream`
+    libraries.reset();  // their handles are bound to `stream`
     if (frame_start != nullptr) cudaEventDestroy(frame_start);
     if (frame_stop != nullptr) cudaEventDestroy(frame_stop);
     if (stream != nullptr) cudaStreamDestroy(stream);
@@ -123,13 +113,6 @@ struct CudaExecutor::Impl {
   Status tune_gemm(ShapeState& state);
   // The tilings the plan cache holds for this plan, else tune_gemm and store its choice there.
   Status tune_or_load_gemm(ShapeState& state, std::span<const TensorDesc> inputs);
-  // Runs each step marked for cuBLAS once, outside any capture, so that cuBLAS has picked and
-  // loaded its kernels for these shapes before a capture records them (tuning does the same for
-  // the steps it timed; kAlways and plan cache hits have not). Scribbles over the arena.
-  Status warm_up_cublas(ShapeState& state);
-  // Loads cuBLAS (once: a failure is logged and not retried) when options.cublas allows it and a
-  // step of `state` may run through it; a plan with none (fp16) never pays for the library.
-  void load_cublas_for(ShapeState& state);
   // Captures the frame (with or without the input uploads) as a CUDA graph.
   Status capture(ShapeState& state, bool upload_inputs, cudaGraph_t& graph, cudaGraphExec_t& exec);
   // Uploads the inputs (unless the caller wrote them on the device), runs every step and
@@ -175,7 +158,7 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
     lowering.f32_values = state->calibration->f32_values;
   }
   EF_RETURN_IF_ERROR(build(*state, inputs, lowering));
-  load_cublas_for(*state);
+  libraries->load_for(state->lowered, state->bindings);
   if (options.gemm_tiling >= 0) {
     // Where the forced tiling is not allowed (tensor cores on an f32 input), the cost model's.
     const gpu::GemmTiling& forced = gpu::kGemmTilings[options.gemm_tiling];
@@ -185,88 +168,38 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
   } else if (options.tune_gemm) {
     EF_RETURN_IF_ERROR(tune_or_load_gemm(*state, inputs));
   }
-  // The one place a step's cuBLAS flag is settled: kAlways asks for every step, tuning or the plan
-  // cache for some. Only steps this executor can run through cuBLAS keep it (the library loaded,
-  // the bound step eligible: a cached choice may come from another build of the plan).
-  for_each_gemm_step(state->lowered, [&](gpu::LoweredStep& step, auto& params) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>) {
-      params.cublas =
-          (params.cublas || options.cublas == CublasUse::kAlways) && cublas &&
-          gpu::library_gemm_eligible(std::get<gpu::PointwiseConvStep>(gpu::bind_step(step, state->bindings)));
-    }
-  });
-  state->cublas_steps = count_cublas_steps(state->lowered);
-  if (state->cublas_steps > 0) EF_RETURN_IF_ERROR(warm_up_cublas(*state));
+  // Tuning and the plan cache chose libraries for some steps, kAlways for all: each keeps its
+  // library only where this executor can run it (a cached choice may come from another build).
+  EF_RETURN_IF_ERROR(libraries->settle(state->lowered, state->bindings));
+  state->library_steps = gpu::ConvLibraries::count(state->lowered);
   return states.emplace(std::move(signature), std::move(state)).first->second.get();
 }
 
 Status CudaExecutor::Impl::tune_gemm(ShapeState& state) {
   constexpr int kLaunches = 10;  // per tiling, after one warm-up: a few microseconds each
   const auto start = std::chrono::steady_clock::now();
-  int tuned = 0, timed_cublas = 0;
-  int error = 0;  // the first cudaError_t
-  Status cublas_failure = Status::ok();
+  int tuned = 0;
+  Status failure = Status::ok();
+  libraries->begin_tuning(state.constants.get(), state.lowered.constants.size());
   for_each_gemm_step(state.lowered, [&](gpu::LoweredStep& step, auto& params) {
     using Step = std::decay_t<decltype(params)>;
+    if (!failure.is_ok()) return;
     float ms[gpu::kGemmTilingCount] = {};
-    if (error != 0 || !cublas_failure.is_ok()) return;
     const Step bound = std::get<Step>(gpu::bind_step(step, state.bindings));
-    error = gpu::time_gemm_tilings(bound, stream, kLaunches, ms);
+    if (const int error = gpu::time_gemm_tilings(bound, stream, kLaunches, ms); error != 0) {
+      failure = Status(StatusCode::kInternal,
+                       make_message("timing GEMM tilings: ", cudaGetErrorString(static_cast<cudaError_t>(error))));
+      return;
+    }
     const auto best = std::min_element(std::begin(ms), std::end(ms));
     params.gemm_tiling = static_cast<int32_t>(best - std::begin(ms));
     ++tuned;
-    if constexpr (std::is_same_v<Step, gpu::PointwiseConvStep>) {
-      if (error == 0 && cublas && options.cublas == CublasUse::kWhereFaster && gpu::library_gemm_eligible(bound)) {
-        Result<float> library_ms = cublas->time(bound, kLaunches);
-        if (!library_ms.is_ok()) {
-          cublas_failure = library_ms.status();
-          return;
-        }
-        params.cublas = *library_ms < *best;
-        ++timed_cublas;
-      }
-    }
+    failure = libraries->tune(bound, *best, params, graph->describe_node(step.node)).with_context("timing libraries");
   });
-  if (error != 0) {
-    return Status(StatusCode::kInternal,
-                  make_message("timing GEMM tilings: ", cudaGetErrorString(static_cast<cudaError_t>(error))));
-  }
-  EF_RETURN_IF_ERROR(cublas_failure.with_context("timing cuBLAS"));
-  report(make_message(
-      "tuned the tiling of ", tuned, " GEMM steps in ",
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), " ms",
-      timed_cublas > 0
-          ? make_message("; cuBLAS timed on ", timed_cublas, ", faster on ", count_cublas_steps(state.lowered))
-          : std::string()));
-  return Status::ok();
-}
-
-void CudaExecutor::Impl::load_cublas_for(ShapeState& state) {
-  if (cublas_tried || options.cublas == CublasUse::kNever) return;
-  bool candidates = false;
-  for (const gpu::LoweredStep& step : state.lowered.steps) {
-    if (!std::holds_alternative<gpu::PointwiseConvStep>(step.params)) continue;
-    candidates = candidates ||
-                 gpu::library_gemm_eligible(std::get<gpu::PointwiseConvStep>(gpu::bind_step(step, state.bindings)));
-  }
-  if (!candidates) return;
-  cublas_tried = true;
-  Result<std::unique_ptr<gpu::CublasGemm>> loaded = gpu::CublasGemm::create(stream);
-  if (loaded.is_ok()) {
-    cublas = std::move(*loaded);
-  } else {
-    report(make_message("1x1 Convs without cuBLAS: ", loaded.status().message()));
-  }
-}
-
-Status CudaExecutor::Impl::warm_up_cublas(ShapeState& state) {
-  for (const gpu::LoweredStep& step : state.lowered.steps) {
-    const auto* p = std::get_if<gpu::PointwiseConvStep>(&step.params);
-    if (p == nullptr || !p->cublas) continue;
-    const auto bound = std::get<gpu::PointwiseConvStep>(gpu::bind_step(step, state.bindings));
-    EF_RETURN_IF_ERROR(cublas->launch(bound).with_context("cuBLAS warm-up"));
-  }
-  EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  EF_RETURN_IF_ERROR(failure);
+  report(make_message("tuned the tiling of ", tuned, " GEMM steps in ",
+                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+                      " ms", libraries->tuning_summary()));
   return Status::ok();
 }
 
@@ -275,15 +208,15 @@ Status CudaExecutor::Impl::tune_or_load_gemm(ShapeState& state, std::span<const 
   std::string key;
   if (!options.plan_cache_dir.empty()) {
     cache.emplace(options.plan_cache_dir);
-    const bool timing_cublas = cublas && options.cublas == CublasUse::kWhereFaster;
     key = gpu::gemm_plan_key(*graph, inputs, device_key, options.fp16, state.lowered.options.f32_values,
-                             state.lowered.options.tensor_cores, timing_cublas ? cublas->library().version : "none");
+                             state.lowered.options.tensor_cores, libraries->timed_cublas_version(),
+                             libraries->timed_cudnn_version());
     if (std::optional<std::vector<gpu::NodeTiling>> hit = cache->load_gemm_tilings(key, *graph)) {
       std::map<NodeId, int> index;
-      std::map<NodeId, bool> through_cublas;
+      std::map<NodeId, const gpu::NodeTiling*> stored;
       for (const gpu::NodeTiling& t : *hit) {
         index[t.node] = gpu::gemm_tiling_index(t.tiling);
-        through_cublas[t.node] = t.cublas;
+        stored[t.node] = &t;
       }
       bool complete = true;
       for_each_gemm_step(state.lowered, [&](gpu::LoweredStep& step, auto&) {
@@ -293,7 +226,9 @@ Status CudaExecutor::Impl::tune_or_load_gemm(ShapeState& state, std::span<const 
         for_each_gemm_step(state.lowered, [&](gpu::LoweredStep& step, auto& params) {
           params.gemm_tiling = index[step.node];
           if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>) {
-            params.cublas = through_cublas[step.node];
+            params.cublas = stored[step.node]->cublas;
+          } else {
+            params.cudnn_algorithm = stored[step.node]->cudnn_algorithm;
           }
         });
         report(make_message("GEMM tilings loaded from ", cache->entry_path(key).string()));
@@ -305,10 +240,13 @@ Status CudaExecutor::Impl::tune_or_load_gemm(ShapeState& state, std::span<const 
   if (cache) {
     std::vector<gpu::NodeTiling> chosen;
     for_each_gemm_step(state.lowered, [&](gpu::LoweredStep& step, auto& params) {
-      bool through_cublas = false;
-      if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>)
-        through_cublas = params.cublas;
-      chosen.push_back(gpu::NodeTiling{step.node, gpu::kGemmTilings[params.gemm_tiling], through_cublas});
+      gpu::NodeTiling tiling{step.node, gpu::kGemmTilings[params.gemm_tiling]};
+      if constexpr (std::is_same_v<std::decay_t<decltype(params)>, gpu::PointwiseConvStep>) {
+        tiling.cublas = params.cublas;
+      } else {
+        tiling.cudnn_algorithm = params.cudnn_algorithm;
+      }
+      chosen.push_back(tiling);
     });
     const Status stored = cache->store_gemm_tilings(key, *graph, chosen);
     report(stored.is_ok() ? make_message("GEMM tilings stored in ", cache->entry_path(key).string())
@@ -477,9 +415,9 @@ Status CudaExecutor::Impl::enqueue_frame(ShapeState& state, bool upload_inputs) 
     std::visit(
         [&](const auto& p) {
           using Step = std::decay_t<decltype(p)>;
-          if constexpr (std::is_same_v<Step, gpu::PointwiseConvStep>) {
-            // cuBLAS where state_for settled it (loaded, the step eligible).
-            launched = p.cublas ? cublas->launch(p) : launch_step(p, stream);
+          if constexpr (std::is_same_v<Step, gpu::PointwiseConvStep> || std::is_same_v<Step, gpu::ConvGemmStep>) {
+            // Through a library where state_for settled it (loaded, the step eligible).
+            launched = libraries->launch(p);
           } else if constexpr (!std::is_same_v<Step, gpu::CpuFallbackStep>) {
             launched = launch_step(p, stream);
           }
@@ -523,6 +461,7 @@ Result<std::unique_ptr<CudaExecutor>> CudaExecutor::create(std::shared_ptr<const
   impl->options = options;
   EF_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device));
   EF_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking));
+  impl->libraries = std::make_unique<gpu::ConvLibraries>(impl->stream, options.cublas, options.cudnn, options.progress);
   if (options.time_frames) {
     EF_CUDA_RETURN_IF_ERROR(cudaEventCreate(&impl->frame_start));
     EF_CUDA_RETURN_IF_ERROR(cudaEventCreate(&impl->frame_stop));
@@ -687,7 +626,11 @@ double CudaExecutor::last_device_ms() const {
 }
 
 int CudaExecutor::last_cublas_steps() const {
-  return impl_->last != nullptr ? impl_->last->cublas_steps : 0;
+  return impl_->last != nullptr ? impl_->last->library_steps.cublas : 0;
+}
+
+int CudaExecutor::last_cudnn_steps() const {
+  return impl_->last != nullptr ? impl_->last->library_steps.cudnn : 0;
 }
 
 size_t CudaExecutor::last_device_bytes() const {

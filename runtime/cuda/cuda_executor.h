@@ -19,17 +19,13 @@
 #include <vector>
 
 #include "runtime/cuda/fp16_calibration.h"
+#include "runtime/cuda/library_use.h"
 #include "runtime/cuda/lowering.h"
 #include "runtime/graph.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
 
 namespace edgefuse {
-
-// Whether f32 1x1 Convs may run through cuBLAS (gpu::CublasGemm): never; where the first frame's
-// timing finds it faster than the best of our tilings (with tune_gemm; else never); or wherever
-// it can (tests and benchmarks).
-enum class CublasUse { kNever, kWhereFaster, kAlways };
 
 struct CudaExecutorOptions {
   int device = 0;
@@ -65,8 +61,11 @@ struct CudaExecutorOptions {
   // (tensor-core tilings only on steps that may use them; the others take the cost model's);
   // -1: as above.
   int gemm_tiling = -1;
-  // cuBLAS is loaded at run time; without it, or on fp16 inputs, every step keeps our tilings.
-  CublasUse cublas = CublasUse::kWhereFaster;
+  // f32 1x1 Convs through cuBLAS (gpu::CublasGemm), f32 windowed group-1 Convs (the stem, dense
+  // 3x3 Convs) through cuDNN (gpu::CudnnConv); see LibraryUse and gpu::ConvLibraries. Both are
+  // loaded at run time; without them, or on fp16 operands, every step keeps our tilings.
+  LibraryUse cublas = LibraryUse::kWhereFaster;
+  LibraryUse cudnn = LibraryUse::kWhereFaster;
 };
 
 class CudaExecutor {
@@ -107,8 +106,9 @@ class CudaExecutor {
   bool last_fp16_calibration_cached() const;
   // With time_frames: milliseconds between the events around the last frame's work; else 0.
   double last_device_ms() const;
-  // How many of the last run's steps ran through cuBLAS (CudaExecutorOptions::cublas).
+  // How many of the last run's steps ran through cuBLAS and through cuDNN (CudaExecutorOptions).
   int last_cublas_steps() const;
+  int last_cudnn_steps() const;
 
  private:
   struct Impl;

@@ -9,7 +9,9 @@ namespace {
 
 constexpr int64_t kLargestInt = std::numeric_limits<int>::max();
 
-bool fits_int(int64_t v) { return v >= 0 && v <= kLargestInt; }
+bool fits_int(int64_t v) {
+  return v >= 0 && v <= kLargestInt;
+}
 
 }  // namespace
 

@@ -19,6 +19,7 @@
 #include "runtime/cuda/conv_gemm.h"
 #include "runtime/cuda/cublas_library.h"
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/cudnn_conv.h"
 #include "runtime/executor.h"
 #include "tests/fusion/fusion_test_graphs.h"
 #include "tests/gpu/gpu_op_cases.h"
@@ -130,7 +131,7 @@ TEST_CASE("1x1 Convs through cuBLAS and the epilogue kernel match the CPU on eve
     if (std::none_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.op == OpKind::kConv; })) continue;
     INFO("case: ", c.name);
     const std::vector<Tensor> expected = run_graph(*c.graph, c.inputs, true);
-    CudaExecutorOptions options{.device = 0, .tune_gemm = false, .cublas = CublasUse::kAlways};
+    CudaExecutorOptions options{.device = 0, .tune_gemm = false, .cublas = LibraryUse::kAlways};
     Result<std::unique_ptr<CudaExecutor>> graphed = CudaExecutor::create(c.graph, options);
     REQUIRE_MESSAGE(graphed.is_ok(), graphed.status().to_string());
     const std::vector<Tensor> outputs = run_on_gpu(**graphed, c.inputs);
@@ -145,11 +146,54 @@ TEST_CASE("1x1 Convs through cuBLAS and the epilogue kernel match the CPU on eve
   MESSAGE("1x1 Conv steps on cuBLAS over the op cases: ", cublas_steps);
   CHECK(cublas_steps >= 3);
   // Never: not one step, whatever the options say otherwise.
-  Result<std::unique_ptr<CudaExecutor>> never =
-      CudaExecutor::create(gpu_op_cases().front().graph, CudaExecutorOptions{.device = 0, .cublas = CublasUse::kNever});
+  Result<std::unique_ptr<CudaExecutor>> never = CudaExecutor::create(
+      gpu_op_cases().front().graph, CudaExecutorOptions{.device = 0, .cublas = LibraryUse::kNever});
   REQUIRE_MESSAGE(never.is_ok(), never.status().to_string());
   run_on_gpu(**never, gpu_op_cases().front().inputs);
   CHECK((*never)->last_cublas_steps() == 0);
+}
+
+#define REQUIRE_CUDNN()                                                                                    \
+  do {                                                                                                     \
+    if (Result<std::unique_ptr<gpu::CudnnConv>> cudnn = gpu::CudnnConv::create(nullptr); !cudnn.is_ok()) { \
+      MESSAGE("SKIPPED: ", cudnn.status().message());                                                      \
+      return;                                                                                              \
+    }                                                                                                      \
+  } while (0)
+
+TEST_CASE("windowed Convs through cuDNN and the epilogue kernel match the CPU on every op case, captured or launched") {
+  REQUIRE_CUDA_DEVICE();
+  REQUIRE_CUDNN();
+  int cudnn_steps = 0;
+  for (const GpuOpCase& c : gpu_op_cases()) {
+    const auto& nodes = c.graph->nodes();
+    if (std::none_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.op == OpKind::kConv; })) continue;
+    INFO("case: ", c.name);
+    const std::vector<Tensor> expected = run_graph(*c.graph, c.inputs, true);
+    CudaExecutorOptions options{
+        .device = 0, .tune_gemm = false, .cublas = LibraryUse::kNever, .cudnn = LibraryUse::kAlways};
+    Result<std::unique_ptr<CudaExecutor>> graphed = CudaExecutor::create(c.graph, options);
+    REQUIRE_MESSAGE(graphed.is_ok(), graphed.status().to_string());
+    const std::vector<Tensor> outputs = run_on_gpu(**graphed, c.inputs);
+    check_gpu_outputs(outputs, expected, false, 1e-5);
+    cudnn_steps += (*graphed)->last_cudnn_steps();
+    options.use_cuda_graph = false;
+    Result<std::unique_ptr<CudaExecutor>> launched = CudaExecutor::create(c.graph, options);
+    REQUIRE_MESSAGE(launched.is_ok(), launched.status().to_string());
+    // The same algorithm (cuDNN's fastest in both executors, found again) is not guaranteed, so
+    // within the tolerance rather than bit for bit.
+    check_gpu_outputs(run_on_gpu(**launched, c.inputs), expected, false, 1e-5);
+    CHECK((*launched)->last_cudnn_steps() == (*graphed)->last_cudnn_steps());
+  }
+  // The f32 group-1 Convs with a window: 3x3 with SiLU, dilated 20 -> 37, channels-last with a
+  // residual at batch 2, and the others gpu_op_cases lowers to the implicit GEMM.
+  MESSAGE("windowed Conv steps on cuDNN over the op cases: ", cudnn_steps);
+  CHECK(cudnn_steps >= 3);
+  Result<std::unique_ptr<CudaExecutor>> never =
+      CudaExecutor::create(gpu_op_cases().front().graph, CudaExecutorOptions{.device = 0, .cudnn = LibraryUse::kNever});
+  REQUIRE_MESSAGE(never.is_ok(), never.status().to_string());
+  run_on_gpu(**never, gpu_op_cases().front().inputs);
+  CHECK((*never)->last_cudnn_steps() == 0);
 }
 
 bool device_has_tensor_cores() {
@@ -241,7 +285,7 @@ TEST_CASE("YOLOX-nano with its 1x1 Convs on cuBLAS matches the CPU; tuning keeps
   REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
 
   Result<std::unique_ptr<CudaExecutor>> always =
-      CudaExecutor::create(graph, CudaExecutorOptions{.device = 0, .tune_gemm = false, .cublas = CublasUse::kAlways});
+      CudaExecutor::create(graph, CudaExecutorOptions{.device = 0, .tune_gemm = false, .cublas = LibraryUse::kAlways});
   REQUIRE_MESSAGE(always.is_ok(), always.status().to_string());
   check_gpu_outputs(run_on_gpu(**always, inputs), *expected, false, 1e-4);
   CHECK((*always)->last_run_used_cuda_graph());
@@ -259,6 +303,38 @@ TEST_CASE("YOLOX-nano with its 1x1 Convs on cuBLAS matches the CPU; tuning keeps
   REQUIRE(tuned != progress.end());
   MESSAGE(*tuned);
   CHECK((*timed)->last_cublas_steps() <= (*always)->last_cublas_steps());
+}
+
+// Its stem is the one windowed Conv of the three models cuDNN can express (gpu_model_test).
+TEST_CASE("YOLOX-nano with its stem on cuDNN matches the CPU; tuning keeps cuDNN only where it timed faster") {
+  REQUIRE_CUDA_DEVICE();
+  REQUIRE_CUDNN();
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const std::shared_ptr<const Graph> graph = fused_model(path);
+  std::mt19937 rng(16);
+  const std::vector<Tensor> inputs = {yolox_noise_frame(rng)};
+  Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
+  REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
+  Result<std::vector<Tensor>> expected = cpu->run(inputs);
+  REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+
+  Result<std::unique_ptr<CudaExecutor>> always =
+      CudaExecutor::create(graph, CudaExecutorOptions{.device = 0, .tune_gemm = false, .cudnn = LibraryUse::kAlways});
+  REQUIRE_MESSAGE(always.is_ok(), always.status().to_string());
+  check_gpu_outputs(run_on_gpu(**always, inputs), *expected, false, 1e-4);
+  CHECK((*always)->last_run_used_cuda_graph());
+  CHECK((*always)->last_cudnn_steps() == 1);
+
+  std::vector<std::string> progress;
+  Result<std::unique_ptr<CudaExecutor>> timed = CudaExecutor::create(
+      graph, CudaExecutorOptions{.device = 0, .progress = [&](const std::string& m) { progress.push_back(m); }});
+  REQUIRE_MESSAGE(timed.is_ok(), timed.status().to_string());
+  check_gpu_outputs(run_on_gpu(**timed, inputs), *expected, false, 1e-4);
+  const auto tuned = std::find_if(progress.begin(), progress.end(),
+                                  [](const std::string& m) { return m.find("cuDNN timed on") != std::string::npos; });
+  REQUIRE(tuned != progress.end());
+  MESSAGE(*tuned);
+  CHECK((*timed)->last_cudnn_steps() <= (*always)->last_cudnn_steps());
 }
 
 TEST_CASE("YOLOX-nano and BlazeFace on the GPU match the CPU, CUDA graph replay equals eager launches") {

@@ -4,14 +4,18 @@
 // must equal the step's bare convolution; that convolution followed by the epilogue step must
 // equal the fused step; and steps cuDNN cannot express, or whose buffers it would overwrite, are
 // kept off it.
+#include "runtime/cuda/cudnn_conv_shape.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <variant>
 #include <vector>
 
-#include "runtime/cuda/cudnn_conv_shape.h"
+#include "tests/gpu/gpu_op_cases.h"
 
 namespace edgefuse::test {
 namespace {
@@ -25,7 +29,16 @@ struct ConvCase {
 
 // Padding after the input differs from before in some: cuDNN sees only the sizes this implies.
 const ConvCase kCases[] = {
-    {"YOLOX's stem after the Focus fold (channels-last)", 1, 3, 16, {24, 20}, {6, 6}, {2, 2}, {1, 1}, {2, 2}, {12, 10},
+    {"YOLOX's stem after the Focus fold (channels-last)",
+     1,
+     3,
+     16,
+     {24, 20},
+     {6, 6},
+     {2, 2},
+     {1, 1},
+     {2, 2},
+     {12, 10},
      true},
     {"3x3, padding 1", 2, 5, 7, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {9, 11}, false},
     {"3x3 stride 2, padding before only", 1, 4, 6, {8, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {4, 4}, false},
@@ -243,6 +256,25 @@ TEST_CASE("cuDNN may run only f32 steps whose input and residual lie outside the
     step.group = 5;
     CHECK_FALSE(gpu::cudnn_conv_eligible(step));
   }
+}
+
+// The device test (test_cuda) runs every op case with cuDNN wherever it may: these are the steps
+// it hands to cuDNN, counted without a device.
+TEST_CASE("the op cases give cuDNN their f32 windowed group-1 Convs, 2-d and 1-d, not the 3-d one") {
+  int windowed = 0, eligible = 0;
+  for (const GpuOpCase& c : gpu_op_cases()) {
+    const gpu::LoweredPlan lowered = lower_for_inputs(*c.graph, c.inputs);
+    const HostBoundPlan bound_plan(lowered, c.inputs);
+    for (const gpu::LoweredStep& step : lowered.steps) {
+      if (!std::holds_alternative<gpu::ConvGemmStep>(step.params)) continue;
+      ++windowed;
+      const bool may = gpu::cudnn_conv_eligible(std::get<gpu::ConvGemmStep>(gpu::bind_step(step, bound_plan.bindings)));
+      eligible += may ? 1 : 0;
+      MESSAGE(c.name, ": ", std::string(may ? "cuDNN" : "our kernel only"));
+    }
+  }
+  CHECK(eligible >= 3);
+  CHECK(eligible < windowed);
 }
 
 }  // namespace edgefuse::test

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <random>
 
@@ -17,6 +18,7 @@
 #include "models/detector/blazeface_rows.h"
 #include "models/detector/preprocess.h"
 #include "models/onnx/onnx_importer.h"
+#include "runtime/cuda/cudnn_conv_shape.h"
 #include "runtime/cuda/fp16_calibration.h"
 #include "runtime/cuda/host_runner.h"
 #include "runtime/executor.h"
@@ -94,8 +96,7 @@ TEST_CASE("YOLOX-nano in fp16 storage: every Conv GEMM but the stem, which reads
   CHECK(tensor_cores == gemm - 1);
 }
 
-// Steps of YOLOX-nano's fp32 plan, bound as the device executor binds them (here to host
-// buffers of the same sizes), that cuBLAS may compute.
+// Steps of YOLOX-nano's fp32 plan, bound as the device executor binds them, that cuBLAS may compute.
 TEST_CASE(
     "YOLOX-nano: cuBLAS may run every 1x1 Conv in fp32 (inputs and residuals outside the outputs), none in fp16") {
   ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
@@ -105,12 +106,8 @@ TEST_CASE(
   for (bool fp16 : {false, true}) {
     INFO("fp16 storage: ", fp16);
     const gpu::LoweredPlan lowered = lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.fp16_storage = fp16});
-    std::vector<std::byte> arena(lowered.plan.arena_bytes), scratch(lowered.scratch_bytes);
-    std::vector<std::vector<std::byte>> outputs;
-    for (const TensorDesc& desc : lowered.output_descs) outputs.emplace_back(desc.nbytes());
-    gpu::Bindings bindings{arena.data(), lowered.constants.data(), scratch.data(), {}, {}};
-    for (const Tensor& input : inputs) bindings.inputs.push_back(input.raw_data());
-    for (std::vector<std::byte>& output : outputs) bindings.outputs.push_back(output.data());
+    const HostBoundPlan bound_plan(lowered, inputs);
+    const gpu::Bindings& bindings = bound_plan.bindings;
     int pointwise = 0, eligible = 0, residuals_in_place = 0;
     for (const gpu::LoweredStep& step : lowered.steps) {
       if (!std::holds_alternative<gpu::PointwiseConvStep>(step.params)) continue;
@@ -124,6 +121,36 @@ TEST_CASE(
     CHECK(pointwise == 82);
     // fp16 storage: only the steps calibration would keep f32; with every activation in fp16, none.
     CHECK(eligible == (fp16 ? 0 : pointwise - residuals_in_place));
+  }
+}
+
+// The windowed group-1 Convs (ConvGemmStep) of each model's plan that cuDNN may compute, in fp32:
+// YOLOX-nano's stem (6x6 stride 2 after the Focus fold, reading the input channels-last), but not
+// BlazeFace's 5x5 stride-2 first Conv, padded as TensorFlow's SAME (1 before, 2 after), which
+// cuDNN's legacy API cannot express. None when their operands are stored in fp16.
+TEST_CASE("the models' windowed Convs: cuDNN may run YOLOX-nano's stem in fp32, not in fp16; not BlazeFace's") {
+  ASSET_OR_SKIP(yolox, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(front, "models/blazeface_front_128.onnx");
+  ASSET_OR_SKIP(back, "models/blazeface_back_256.onnx");
+  for (const std::filesystem::path& path : {yolox, front, back}) {
+    const std::shared_ptr<const Graph> graph = fused_model(path);
+    std::mt19937 rng(17);
+    const std::vector<Tensor> inputs = random_inputs_for(*graph, rng);
+    for (bool fp16 : {false, true}) {
+      INFO(path.filename().string(), ", fp16 storage: ", fp16);
+      const gpu::LoweredPlan lowered = lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.fp16_storage = fp16});
+      const HostBoundPlan bound_plan(lowered, inputs);
+      int windowed = 0, eligible = 0;
+      for (const gpu::LoweredStep& step : lowered.steps) {
+        if (!std::holds_alternative<gpu::ConvGemmStep>(step.params)) continue;
+        ++windowed;
+        eligible += gpu::cudnn_conv_eligible(std::get<gpu::ConvGemmStep>(gpu::bind_step(step, bound_plan.bindings)));
+      }
+      MESSAGE(path.filename().string(), fp16 ? " fp16" : " fp32", ": cuDNN may run ", eligible, " of ", windowed,
+              " windowed Conv steps");
+      CHECK(windowed == 1);
+      CHECK(eligible == (fp16 || path != yolox ? 0 : 1));
+    }
   }
 }
 

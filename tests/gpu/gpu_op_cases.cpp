@@ -521,6 +521,14 @@ gpu::LoweredPlan lower_for_inputs(const Graph& graph, const std::vector<Tensor>&
   return std::move(*lowered);
 }
 
+HostBoundPlan::HostBoundPlan(const gpu::LoweredPlan& lowered, const std::vector<Tensor>& inputs)
+    : arena(lowered.plan.arena_bytes), scratch(lowered.scratch_bytes) {
+  for (const TensorDesc& desc : lowered.output_descs) outputs.emplace_back(desc.nbytes());
+  bindings = gpu::Bindings{arena.data(), lowered.constants.data(), scratch.data(), {}, {}};
+  for (const Tensor& input : inputs) bindings.inputs.push_back(input.raw_data());
+  for (std::vector<std::byte>& output : outputs) bindings.outputs.push_back(output.data());
+}
+
 void check_gpu_outputs(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected, bool exact,
                        double tolerance) {
   REQUIRE(actual.size() == expected.size());

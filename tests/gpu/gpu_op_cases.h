@@ -4,6 +4,7 @@
 // Shared by the host-emulation tests (tests/gpu) and the device tests (tests/cuda).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <random>
 #include <string>
@@ -36,6 +37,15 @@ namespace edgefuse::test {
 // Plans memory for `graph` at the inputs' shapes and lowers it; fails the current test on error.
 gpu::LoweredPlan lower_for_inputs(const Graph& graph, const std::vector<Tensor>& inputs,
                                   const gpu::LoweringOptions& options = {});
+
+// A lowered plan bound as the device executor binds it, here to host buffers of the same sizes
+// (the inputs' own bytes for the graph inputs): for checks of bound steps without a device.
+struct HostBoundPlan {
+  HostBoundPlan(const gpu::LoweredPlan& lowered, const std::vector<Tensor>& inputs);
+  std::vector<std::byte> arena, scratch;
+  std::vector<std::vector<std::byte>> outputs;
+  gpu::Bindings bindings;
+};
 
 // Checks `actual` (a GPU or emulated run) against `expected` (the CPU): equal bit for bit when
 // `exact`, else relative L2 error <= `tolerance` per output.
