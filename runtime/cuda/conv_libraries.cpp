@@ -39,15 +39,17 @@ StepFloats floats_of(const ConvGemmStep& s) {
 }
 
 // Uniform in [-1, 1), the same every call (a small LCG: the check must not depend on the frame).
-Status fill_random(const void* device, int64_t floats, uint32_t seed) {
+// On the executor's stream, which does not synchronise with the legacy default stream.
+Status fill_random(const void* device, int64_t floats, uint32_t seed, cudaStream_t stream) {
   std::vector<float> values(static_cast<size_t>(floats));
   uint32_t state = seed;
   for (float& v : values) {
     state = state * 1664525u + 1013904223u;
     v = static_cast<float>(state >> 8) * (2.0f / 16777216.0f) - 1.0f;
   }
-  EF_CUDA_RETURN_IF_ERROR(
-      cudaMemcpy(const_cast<void*>(device), values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice));
+  EF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(const_cast<void*>(device), values.data(), values.size() * sizeof(float),
+                                          cudaMemcpyHostToDevice, stream));
+  EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));  // before `values` goes
   return Status::ok();
 }
 
@@ -126,9 +128,8 @@ Result<double> ConvLibraries::difference_from_ours(const Step& ours, const std::
     return unsupported("the step reads constants, which the check would overwrite");
   }
   auto* stream = static_cast<cudaStream_t>(stream_);
-  EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
-  EF_RETURN_IF_ERROR(fill_random(ours.in[0], floats.input, 1));
-  if (ours.in[3] != nullptr) EF_RETURN_IF_ERROR(fill_random(ours.in[3], floats.residual, 2));
+  EF_RETURN_IF_ERROR(fill_random(ours.in[0], floats.input, 1, stream));
+  if (ours.in[3] != nullptr) EF_RETURN_IF_ERROR(fill_random(ours.in[3], floats.residual, 2, stream));
   EF_RETURN_IF_ERROR(launch_ours(ours, stream_));
   EF_ASSIGN_OR_RETURN(const std::vector<float> expected, download(ours.out, floats.output, stream));
   EF_RETURN_IF_ERROR(library());

@@ -332,9 +332,12 @@ Status CudaExecutor::Impl::build(ShapeState& state, std::span<const TensorDesc> 
     state.compact.resize(
         static_cast<size_t>(lowered.row_filter->batch * lowered.row_filter->rows * lowered.row_filter->channels));
   }
+  // Copies from pageable memory go through the executor's stream and are waited for: a plain
+  // cudaMemcpy may return before its DMA lands, and our non-blocking stream does not wait for it.
   if (!lowered.constants.empty()) {
-    EF_CUDA_RETURN_IF_ERROR(
-        cudaMemcpy(state.constants.get(), lowered.constants.data(), lowered.constants.size(), cudaMemcpyHostToDevice));
+    EF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(state.constants.get(), lowered.constants.data(), lowered.constants.size(),
+                                            cudaMemcpyHostToDevice, stream));
+    EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   }
   state.bindings.arena = state.arena.get();
   state.bindings.constants = state.constants.get();
@@ -380,7 +383,8 @@ Status CudaExecutor::Impl::run_fallback(ShapeState& state, const gpu::LoweredSte
     const void* from = gpu::resolve(state.bindings, ref);
     if (from == nullptr) return Status(StatusCode::kInternal, make_message("value ", v, " has no device storage"));
     staging.resize(gpu::stored_bytes(tensor.desc(), ref));
-    EF_CUDA_RETURN_IF_ERROR(cudaMemcpy(staging.data(), from, staging.size(), cudaMemcpyDeviceToHost));
+    EF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(staging.data(), from, staging.size(), cudaMemcpyDeviceToHost, stream));
+    EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
     gpu::decode_stored(staging.data(), ref, tensor);
     return Status::ok();
   };
@@ -390,7 +394,10 @@ Status CudaExecutor::Impl::run_fallback(ShapeState& state, const gpu::LoweredSte
     if (to == nullptr) return Status::ok();
     staging.resize(gpu::stored_bytes(tensor.desc(), ref));
     gpu::encode_stored(tensor, ref, staging.data());
-    EF_CUDA_RETURN_IF_ERROR(cudaMemcpy(to, staging.data(), staging.size(), cudaMemcpyHostToDevice));
+    // On the stream, waited for: the next kernels on our non-blocking stream read it, and
+    // `staging` is reused (build() says why not a plain cudaMemcpy).
+    EF_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(to, staging.data(), staging.size(), cudaMemcpyHostToDevice, stream));
+    EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
     return Status::ok();
   };
   return gpu::run_cpu_fallback(*graph, lowered, step, read, write);
