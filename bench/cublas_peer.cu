@@ -10,6 +10,7 @@
 #include "runtime/cuda/conv_gemm.h"
 #include "runtime/cuda/cublas_library.h"
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/launch_timing.h"
 #include "runtime/cuda/pointwise_conv_step.h"
 
 namespace edgefuse::bench {
@@ -28,27 +29,6 @@ Status allocate(DeviceBuffer& buffer, int64_t bytes) {
   // Zeros: a GEMM's time does not depend on its values, and no NaN or subnormal slows a path.
   EF_CUDA_RETURN_IF_ERROR(cudaMemset(buffer.data, 0, static_cast<size_t>(bytes)));
   return Status::ok();
-}
-
-// Mean milliseconds per call of `call` (which enqueues on `stream`): one warm-up, then `launches`
-// queued behind a spin (gpu::spin_stream) between two events.
-template <typename Call>
-Result<double> time_calls(cudaStream_t stream, int launches, const Call& call) {
-  constexpr long long kSpinCycles = 200000;
-  EF_RETURN_IF_ERROR(call());
-  cudaEvent_t start = nullptr, stop = nullptr;
-  EF_CUDA_RETURN_IF_ERROR(cudaEventCreate(&start));
-  const std::unique_ptr<CUevent_st, decltype(&cudaEventDestroy)> start_owner(start, cudaEventDestroy);
-  EF_CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop));
-  const std::unique_ptr<CUevent_st, decltype(&cudaEventDestroy)> stop_owner(stop, cudaEventDestroy);
-  EF_CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(gpu::spin_stream(stream, kSpinCycles)));
-  EF_CUDA_RETURN_IF_ERROR(cudaEventRecord(start, stream));
-  for (int l = 0; l < launches; ++l) EF_RETURN_IF_ERROR(call());
-  EF_CUDA_RETURN_IF_ERROR(cudaEventRecord(stop, stream));
-  EF_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop));
-  float elapsed = 0;
-  EF_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&elapsed, start, stop));
-  return static_cast<double>(elapsed) / std::max(launches, 1);
 }
 
 // Our fastest allowed tiling's milliseconds, and whether it is a tensor-core one.
@@ -95,7 +75,7 @@ Result<GemmPeerTiming> time_shape(const gpu::CublasLibrary& cublas, cublasHandle
   const float one = 1.0f, zero = 0.0f;
   const auto mi = static_cast<int>(m), ki = static_cast<int>(k), pi = static_cast<int>(p);
   EF_ASSIGN_OR_RETURN(
-      const double sgemm_ms, time_calls(stream, launches, [&]() {
+      const double sgemm_ms, gpu::time_launches(stream, launches, [&]() {
         return gpu::cublas_status(
             cublas.sgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, pi, mi, ki, &one, static_cast<const float*>(x.data), pi,
                          static_cast<const float*>(w.data), ki, &zero, static_cast<float*>(y.data), pi),
@@ -103,7 +83,7 @@ Result<GemmPeerTiming> time_shape(const gpu::CublasLibrary& cublas, cublasHandle
       }));
   timing.cublas_f32_us = sgemm_ms * 1e3;
   EF_ASSIGN_OR_RETURN(
-      const double half_ms, time_calls(stream, launches, [&]() {
+      const double half_ms, gpu::time_launches(stream, launches, [&]() {
         return gpu::cublas_status(
             cublas.gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, pi, mi, ki, &one, x16.data, CUDA_R_16F, pi, w16.data,
                            CUDA_R_16F, ki, &zero, y16.data, CUDA_R_16F, pi, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),

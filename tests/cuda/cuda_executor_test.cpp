@@ -13,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "fusion/pass_manager.h"
 #include "models/onnx/onnx_importer.h"
@@ -122,35 +123,54 @@ TEST_CASE("the Conv GEMM in every tiling, and as tuned, matches the CPU on every
     }                                                                                                             \
   } while (0)
 
-TEST_CASE("1x1 Convs through cuBLAS and the epilogue kernel match the CPU on every op case, captured or launched") {
-  REQUIRE_CUDA_DEVICE();
-  REQUIRE_CUBLAS();
-  int cublas_steps = 0;
+// Every op case with a Conv on the GPU with `options` (a library allowed on every step it may
+// take), captured and launched step by step, against the CPU; returns the steps `steps_through`
+// counts over all cases, the same in both. `launched_exact`: the launched run must equal the
+// captured one bit for bit (the same library calls), else each is checked against the CPU.
+int library_steps_over_op_cases(CudaExecutorOptions options, int (CudaExecutor::*steps_through)() const,
+                                bool launched_exact) {
+  int steps = 0;
   for (const GpuOpCase& c : gpu_op_cases()) {
     const auto& nodes = c.graph->nodes();
     if (std::none_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.op == OpKind::kConv; })) continue;
     INFO("case: ", c.name);
     const std::vector<Tensor> expected = run_graph(*c.graph, c.inputs, true);
-    CudaExecutorOptions options{.device = 0, .tune_gemm = false, .cublas = LibraryUse::kAlways};
+    options.use_cuda_graph = true;
     Result<std::unique_ptr<CudaExecutor>> graphed = CudaExecutor::create(c.graph, options);
     REQUIRE_MESSAGE(graphed.is_ok(), graphed.status().to_string());
     const std::vector<Tensor> outputs = run_on_gpu(**graphed, c.inputs);
     check_gpu_outputs(outputs, expected, false, 1e-5);
-    cublas_steps += (*graphed)->last_cublas_steps();
+    steps += ((**graphed).*steps_through)();
     options.use_cuda_graph = false;
     Result<std::unique_ptr<CudaExecutor>> launched = CudaExecutor::create(c.graph, options);
     REQUIRE_MESSAGE(launched.is_ok(), launched.status().to_string());
-    check_gpu_outputs(run_on_gpu(**launched, c.inputs), outputs, true, 0);
-    CHECK((*launched)->last_cublas_steps() == (*graphed)->last_cublas_steps());
+    if (launched_exact) {
+      check_gpu_outputs(run_on_gpu(**launched, c.inputs), outputs, true, 0);
+    } else {
+      check_gpu_outputs(run_on_gpu(**launched, c.inputs), expected, false, 1e-5);
+    }
+    CHECK(((**launched).*steps_through)() == ((**graphed).*steps_through)());
   }
-  MESSAGE("1x1 Conv steps on cuBLAS over the op cases: ", cublas_steps);
-  CHECK(cublas_steps >= 3);
-  // Never: not one step, whatever the options say otherwise.
-  Result<std::unique_ptr<CudaExecutor>> never = CudaExecutor::create(
-      gpu_op_cases().front().graph, CudaExecutorOptions{.device = 0, .cublas = LibraryUse::kNever});
-  REQUIRE_MESSAGE(never.is_ok(), never.status().to_string());
-  run_on_gpu(**never, gpu_op_cases().front().inputs);
-  CHECK((*never)->last_cublas_steps() == 0);
+  return steps;
+}
+
+// With the library never allowed, not one step, whatever the options say otherwise.
+void check_never(const CudaExecutorOptions& never, int (CudaExecutor::*steps_through)() const) {
+  Result<std::unique_ptr<CudaExecutor>> executor = CudaExecutor::create(gpu_op_cases().front().graph, never);
+  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
+  run_on_gpu(**executor, gpu_op_cases().front().inputs);
+  CHECK(((**executor).*steps_through)() == 0);
+}
+
+TEST_CASE("1x1 Convs through cuBLAS and the epilogue kernel match the CPU on every op case, captured or launched") {
+  REQUIRE_CUDA_DEVICE();
+  REQUIRE_CUBLAS();
+  const int steps =
+      library_steps_over_op_cases(CudaExecutorOptions{.device = 0, .tune_gemm = false, .cublas = LibraryUse::kAlways},
+                                  &CudaExecutor::last_cublas_steps, true);
+  MESSAGE("1x1 Conv steps on cuBLAS over the op cases: ", steps);
+  CHECK(steps >= 3);
+  check_never(CudaExecutorOptions{.device = 0, .cublas = LibraryUse::kNever}, &CudaExecutor::last_cublas_steps);
 }
 
 #define REQUIRE_CUDNN()                                                                                    \
@@ -164,36 +184,14 @@ TEST_CASE("1x1 Convs through cuBLAS and the epilogue kernel match the CPU on eve
 TEST_CASE("windowed Convs through cuDNN and the epilogue kernel match the CPU on every op case, captured or launched") {
   REQUIRE_CUDA_DEVICE();
   REQUIRE_CUDNN();
-  int cudnn_steps = 0;
-  for (const GpuOpCase& c : gpu_op_cases()) {
-    const auto& nodes = c.graph->nodes();
-    if (std::none_of(nodes.begin(), nodes.end(), [](const Node& n) { return n.op == OpKind::kConv; })) continue;
-    INFO("case: ", c.name);
-    const std::vector<Tensor> expected = run_graph(*c.graph, c.inputs, true);
-    CudaExecutorOptions options{
-        .device = 0, .tune_gemm = false, .cublas = LibraryUse::kNever, .cudnn = LibraryUse::kAlways};
-    Result<std::unique_ptr<CudaExecutor>> graphed = CudaExecutor::create(c.graph, options);
-    REQUIRE_MESSAGE(graphed.is_ok(), graphed.status().to_string());
-    const std::vector<Tensor> outputs = run_on_gpu(**graphed, c.inputs);
-    check_gpu_outputs(outputs, expected, false, 1e-5);
-    cudnn_steps += (*graphed)->last_cudnn_steps();
-    options.use_cuda_graph = false;
-    Result<std::unique_ptr<CudaExecutor>> launched = CudaExecutor::create(c.graph, options);
-    REQUIRE_MESSAGE(launched.is_ok(), launched.status().to_string());
-    // The same algorithm (cuDNN's fastest in both executors, found again) is not guaranteed, so
-    // within the tolerance rather than bit for bit.
-    check_gpu_outputs(run_on_gpu(**launched, c.inputs), expected, false, 1e-5);
-    CHECK((*launched)->last_cudnn_steps() == (*graphed)->last_cudnn_steps());
-  }
-  // The f32 group-1 Convs with a window: 3x3 with SiLU, dilated 20 -> 37, channels-last with a
-  // residual at batch 2, and the others gpu_op_cases lowers to the implicit GEMM.
-  MESSAGE("windowed Conv steps on cuDNN over the op cases: ", cudnn_steps);
-  CHECK(cudnn_steps >= 3);
-  Result<std::unique_ptr<CudaExecutor>> never =
-      CudaExecutor::create(gpu_op_cases().front().graph, CudaExecutorOptions{.device = 0, .cudnn = LibraryUse::kNever});
-  REQUIRE_MESSAGE(never.is_ok(), never.status().to_string());
-  run_on_gpu(**never, gpu_op_cases().front().inputs);
-  CHECK((*never)->last_cudnn_steps() == 0);
+  // cuDNN's fastest algorithm is found again for each executor and may differ between them.
+  const int steps = library_steps_over_op_cases(
+      CudaExecutorOptions{.device = 0, .tune_gemm = false, .cublas = LibraryUse::kNever, .cudnn = LibraryUse::kAlways},
+      &CudaExecutor::last_cudnn_steps, false);
+  // The f32 2-d and 1-d group-1 Convs with a window (5 of the op cases' 6: cudnn_conv_shape_test).
+  MESSAGE("windowed Conv steps on cuDNN over the op cases: ", steps);
+  CHECK(steps >= 3);
+  check_never(CudaExecutorOptions{.device = 0, .cudnn = LibraryUse::kNever}, &CudaExecutor::last_cudnn_steps);
 }
 
 bool device_has_tensor_cores() {
@@ -272,10 +270,17 @@ void check_model_on_gpu(const std::filesystem::path& path) {
   check_gpu_outputs(run_on_gpu(**tuned, inputs), *expected, false, 1e-4);
 }
 
-TEST_CASE("YOLOX-nano with its 1x1 Convs on cuBLAS matches the CPU; tuning keeps cuBLAS only where it timed faster") {
-  REQUIRE_CUDA_DEVICE();
-  REQUIRE_CUBLAS();
-  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+// YOLOX-nano on the GPU against the CPU, first with a library allowed on every step it may take
+// (`always`), then with the defaults, where timing decides: how many steps `steps_through` counts
+// in each, and the tuning report that mentions `timed_marker`.
+struct LibraryRuns {
+  int always = 0;
+  int timed = 0;
+  std::string tuning;
+};
+
+LibraryRuns yolox_through_library(const std::filesystem::path& path, const CudaExecutorOptions& always,
+                                  int (CudaExecutor::*steps_through)() const, const std::string& timed_marker) {
   const std::shared_ptr<const Graph> graph = fused_model(path);
   std::mt19937 rng(15);
   const std::vector<Tensor> inputs = {yolox_noise_frame(rng)};
@@ -284,25 +289,38 @@ TEST_CASE("YOLOX-nano with its 1x1 Convs on cuBLAS matches the CPU; tuning keeps
   Result<std::vector<Tensor>> expected = cpu->run(inputs);
   REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
 
-  Result<std::unique_ptr<CudaExecutor>> always =
-      CudaExecutor::create(graph, CudaExecutorOptions{.device = 0, .tune_gemm = false, .cublas = LibraryUse::kAlways});
-  REQUIRE_MESSAGE(always.is_ok(), always.status().to_string());
-  check_gpu_outputs(run_on_gpu(**always, inputs), *expected, false, 1e-4);
-  CHECK((*always)->last_run_used_cuda_graph());
-  // Every one of the 82 1x1 Convs (gpu_model_test checks that each may).
-  MESSAGE("YOLOX-nano 1x1 Convs on cuBLAS when allowed everywhere: ", (*always)->last_cublas_steps());
-  CHECK((*always)->last_cublas_steps() == 82);
+  LibraryRuns runs;
+  Result<std::unique_ptr<CudaExecutor>> everywhere = CudaExecutor::create(graph, always);
+  REQUIRE_MESSAGE(everywhere.is_ok(), everywhere.status().to_string());
+  check_gpu_outputs(run_on_gpu(**everywhere, inputs), *expected, false, 1e-4);
+  CHECK((*everywhere)->last_run_used_cuda_graph());
+  runs.always = ((**everywhere).*steps_through)();
 
   std::vector<std::string> progress;
   Result<std::unique_ptr<CudaExecutor>> timed = CudaExecutor::create(
       graph, CudaExecutorOptions{.device = 0, .progress = [&](const std::string& m) { progress.push_back(m); }});
   REQUIRE_MESSAGE(timed.is_ok(), timed.status().to_string());
   check_gpu_outputs(run_on_gpu(**timed, inputs), *expected, false, 1e-4);
-  const auto tuned = std::find_if(progress.begin(), progress.end(),
-                                  [](const std::string& m) { return m.find("cuBLAS timed on") != std::string::npos; });
-  REQUIRE(tuned != progress.end());
-  MESSAGE(*tuned);
-  CHECK((*timed)->last_cublas_steps() <= (*always)->last_cublas_steps());
+  runs.timed = ((**timed).*steps_through)();
+  for (const std::string& m : progress) {
+    if (m.find(timed_marker) != std::string::npos) runs.tuning = m;
+  }
+  return runs;
+}
+
+TEST_CASE("YOLOX-nano with its 1x1 Convs on cuBLAS matches the CPU; tuning keeps cuBLAS only where it timed faster") {
+  REQUIRE_CUDA_DEVICE();
+  REQUIRE_CUBLAS();
+  ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
+  const LibraryRuns runs =
+      yolox_through_library(path, CudaExecutorOptions{.device = 0, .tune_gemm = false, .cublas = LibraryUse::kAlways},
+                            &CudaExecutor::last_cublas_steps, "cuBLAS timed on");
+  // Every one of the 82 1x1 Convs (gpu_model_test checks that each may).
+  MESSAGE("YOLOX-nano 1x1 Convs on cuBLAS when allowed everywhere: ", runs.always);
+  CHECK(runs.always == 82);
+  MESSAGE(runs.tuning);
+  CHECK_FALSE(runs.tuning.empty());
+  CHECK(runs.timed <= runs.always);
 }
 
 // Its stem is the one windowed Conv of the three models cuDNN can express (gpu_model_test).
@@ -310,31 +328,13 @@ TEST_CASE("YOLOX-nano with its stem on cuDNN matches the CPU; tuning keeps cuDNN
   REQUIRE_CUDA_DEVICE();
   REQUIRE_CUDNN();
   ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
-  const std::shared_ptr<const Graph> graph = fused_model(path);
-  std::mt19937 rng(16);
-  const std::vector<Tensor> inputs = {yolox_noise_frame(rng)};
-  Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
-  REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
-  Result<std::vector<Tensor>> expected = cpu->run(inputs);
-  REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
-
-  Result<std::unique_ptr<CudaExecutor>> always =
-      CudaExecutor::create(graph, CudaExecutorOptions{.device = 0, .tune_gemm = false, .cudnn = LibraryUse::kAlways});
-  REQUIRE_MESSAGE(always.is_ok(), always.status().to_string());
-  check_gpu_outputs(run_on_gpu(**always, inputs), *expected, false, 1e-4);
-  CHECK((*always)->last_run_used_cuda_graph());
-  CHECK((*always)->last_cudnn_steps() == 1);
-
-  std::vector<std::string> progress;
-  Result<std::unique_ptr<CudaExecutor>> timed = CudaExecutor::create(
-      graph, CudaExecutorOptions{.device = 0, .progress = [&](const std::string& m) { progress.push_back(m); }});
-  REQUIRE_MESSAGE(timed.is_ok(), timed.status().to_string());
-  check_gpu_outputs(run_on_gpu(**timed, inputs), *expected, false, 1e-4);
-  const auto tuned = std::find_if(progress.begin(), progress.end(),
-                                  [](const std::string& m) { return m.find("cuDNN timed on") != std::string::npos; });
-  REQUIRE(tuned != progress.end());
-  MESSAGE(*tuned);
-  CHECK((*timed)->last_cudnn_steps() <= (*always)->last_cudnn_steps());
+  const LibraryRuns runs =
+      yolox_through_library(path, CudaExecutorOptions{.device = 0, .tune_gemm = false, .cudnn = LibraryUse::kAlways},
+                            &CudaExecutor::last_cudnn_steps, "cuDNN timed on");
+  CHECK(runs.always == 1);
+  MESSAGE(runs.tuning);
+  CHECK_FALSE(runs.tuning.empty());
+  CHECK(runs.timed <= runs.always);
 }
 
 TEST_CASE("YOLOX-nano and BlazeFace on the GPU match the CPU, CUDA graph replay equals eager launches") {
