@@ -589,15 +589,8 @@ class Lowerer {
     s.average = node.op == OpKind::kAveragePool;
     s.count_include_pad = node.attrs.get_int("count_include_pad", 0) != 0;
     s.planes = p.batch * p.channels;
-    for (int a = 0; a < 3; ++a) {
-      s.input[a] = g.input[a];
-      s.kernel[a] = g.kernel[a];
-      s.stride[a] = g.strides[a];
-      s.dilation[a] = g.dilations[a];
-      s.pad_begin[a] = g.pad_begin[a];
-      s.pad_end[a] = g.pad_end[a];
-      s.output[a] = g.output[a];
-    }
+    copy_window(g, s);
+    for (int a = 0; a < 3; ++a) s.pad_end[a] = g.pad_end[a];
     return StepsOrFallback{std::vector{step_for(node, s, {node.inputs[0]})}};
   }
 

@@ -94,14 +94,7 @@ ConvStep general_conv_step(const ConvProblem& p, const WindowGeometry& g) {
       break;
     }
   }
-  for (int a = 0; a < 3; ++a) {
-    s.input[a] = g.input[a];
-    s.kernel[a] = g.kernel[a];
-    s.stride[a] = g.strides[a];
-    s.dilation[a] = g.dilations[a];
-    s.pad_begin[a] = g.pad_begin[a];
-    s.output[a] = g.output[a];
-  }
+  copy_window(g, s);
   return s;
 }
 

@@ -29,6 +29,20 @@ std::optional<DepthwiseConvStep> depthwise_conv_step(const ConvProblem& p, const
 // others.
 std::optional<PointwiseConvStep> pointwise_conv_step(const ConvProblem& p, const WindowGeometry& g);
 
+// Copies a window's geometry (padded to 3 axes) into a step that slides one: ConvStep or PoolStep,
+// which name the fields alike (PoolStep's pad_end is its own).
+template <typename WindowStep>
+void copy_window(const WindowGeometry& g, WindowStep& s) {
+  for (int a = 0; a < 3; ++a) {
+    s.input[a] = g.input[a];
+    s.kernel[a] = g.kernel[a];
+    s.stride[a] = g.strides[a];
+    s.dilation[a] = g.dilations[a];
+    s.pad_begin[a] = g.pad_begin[a];
+    s.output[a] = g.output[a];
+  }
+}
+
 // Any Conv as ConvStep, without its epilogue.
 ConvStep general_conv_step(const ConvProblem& p, const WindowGeometry& g);
 
