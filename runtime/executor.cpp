@@ -58,6 +58,14 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs) {
 }
 
 const MemoryPlan* Executor::plan_for(std::span<const Tensor> inputs) {
+  const auto recent = [&] {
+    if (recent_signature_ == nullptr || recent_signature_->size() != inputs.size()) return false;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if ((*recent_signature_)[i] != inputs[i].shape()) return false;
+    }
+    return true;
+  };
+  if (recent()) return recent_plan_;
   std::vector<Shape> signature;
   for (const Tensor& input : inputs) signature.push_back(input.shape());
   auto [it, inserted] = plans_.try_emplace(std::move(signature));
@@ -71,7 +79,9 @@ const MemoryPlan* Executor::plan_for(std::span<const Tensor> inputs) {
     it->second = std::make_unique<std::optional<MemoryPlan>>();
     if (plan.is_ok()) *it->second = std::move(*plan);
   }
-  return it->second->has_value() ? &**it->second : nullptr;
+  recent_signature_ = &it->first;
+  recent_plan_ = it->second->has_value() ? &**it->second : nullptr;
+  return recent_plan_;
 }
 
 Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::span<const Tensor> inputs) {
@@ -93,26 +103,40 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
     if (reusable && options_.poison_arena) std::memset(last.raw_data(), 0xFF, last.nbytes());
     return last;
   };
-  std::vector<Tensor> values(graph.values().size());
-  for (size_t v = 0; v < values.size(); ++v) {
-    const TensorDesc& desc = plan.descs[v];
-    if (plan.known[v].has_data()) {
-      values[v] = plan.known[v];  // initializers and folded values
-    } else if (plan.offset[v] >= 0) {
-      // Views made up front: a skipped Concat's output is never a node output here.
-      values[v] = Tensor::wrap(desc.dtype, desc.shape, arena + plan.offset[v]);
-    } else if (plan.between_pair[v]) {
-      values[v] = Tensor::meta(desc.dtype, desc.shape);  // never stored: its pair's kernel neither writes nor reads it
+  std::vector<Tensor>& values = values_;
+  if (bound_plan_ != &plan || bound_arena_ != arena) {
+    values.assign(graph.values().size(), Tensor());
+    for (size_t v = 0; v < values.size(); ++v) {
+      const TensorDesc& desc = plan.descs[v];
+      if (plan.known[v].has_data()) {
+        values[v] = plan.known[v];  // initializers and folded values
+      } else if (plan.offset[v] >= 0) {
+        // Views made up front: a skipped Concat's output is never a node output here.
+        values[v] = Tensor::wrap(desc.dtype, desc.shape, arena + plan.offset[v]);
+      } else if (plan.between_pair[v]) {
+        // Never stored: its pair's kernel neither writes nor reads it.
+        values[v] = Tensor::meta(desc.dtype, desc.shape);
+      }
     }
+    bound_plan_ = &plan;
+    bound_arena_ = arena;
   }
-  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(graph.inputs()[i])] = inputs[i];
+  // The inputs and separately stored values are the caller's: not held past the run.
+  stored_.clear();
+  struct LetGo {
+    std::vector<Tensor>& values;
+    const std::vector<size_t>& stored;
+    ~LetGo() {
+      for (size_t v : stored) values[v] = Tensor();
+    }
+  } let_go{values, stored_};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto v = static_cast<size_t>(graph.inputs()[i]);
+    values[v] = inputs[i];
+    stored_.push_back(v);
+  }
 
   // A node's kernel arguments: inputs from `values` (which constant), outputs placed or allocated.
-  struct NodeArgs {
-    std::vector<const Tensor*> inputs;
-    std::vector<Tensor*> outputs;
-    uint32_t constant_inputs = 0;
-  };
   const auto prepare = [&](size_t n, NodeArgs& args) {
     const Node& node = graph.nodes()[n];
     args.inputs.clear();
@@ -130,16 +154,21 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
       const auto v = static_cast<size_t>(output);
       const TensorDesc& desc = plan.descs[v];
       // Graph outputs (kept by the caller) and empty values get their own storage.
-      if (plan.offset[v] < 0 && !plan.between_pair[v]) values[v] = output_storage(v, desc);
+      if (plan.offset[v] < 0 && !plan.between_pair[v]) {
+        values[v] = output_storage(v, desc);
+        stored_.push_back(v);
+      }
       args.outputs.push_back(&values[v]);
     }
   };
 
-  NodeArgs first, second;
+  NodeArgs& first = node_args_[0];
+  NodeArgs& second = node_args_[1];
   if (options_.profile) profile_ms_.assign(graph.nodes().size(), 0.0);
   kernel_caches_.resize(graph.nodes().size());
   ran_pairs_ = plan.paired_with;
-  std::vector<bool> done(graph.nodes().size(), false);
+  std::vector<bool>& done = done_;
+  done.assign(graph.nodes().size(), false);
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
     if (plan.node_skipped[n] || done[n]) continue;
     const auto node_start = std::chrono::steady_clock::now();

@@ -76,6 +76,25 @@ class Executor {
   // Per input-shape signature: its plan, or nullopt when the graph has no static plan there.
   std::map<std::vector<Shape>, std::unique_ptr<std::optional<MemoryPlan>>> plans_;
   const MemoryPlan* last_plan_ = nullptr;
+  // The previous run's input shapes (a key of plans_) and their plan, found again without building
+  // a key, which allocates.
+  const std::vector<Shape>* recent_signature_ = nullptr;
+  const MemoryPlan* recent_plan_ = nullptr;
+  // run_planned's state, kept between runs so that replaying a plan allocates nothing: every
+  // value's tensor (the arena views and known values of bound_plan_ over bound_arena_, made once;
+  // inputs and separately stored values set per run, listed in stored_ and let go after it), the
+  // two nodes' kernel arguments, and which nodes ran.
+  struct NodeArgs {
+    std::vector<const Tensor*> inputs;
+    std::vector<Tensor*> outputs;
+    uint32_t constant_inputs = 0;
+  };
+  std::vector<Tensor> values_;
+  const MemoryPlan* bound_plan_ = nullptr;
+  const void* bound_arena_ = nullptr;
+  std::vector<size_t> stored_;
+  NodeArgs node_args_[2];
+  std::vector<bool> done_;
   std::vector<NodeId> ran_pairs_;
   int plans_built_ = 0;
   Tensor arena_;  // u8, sized for the largest plan used so far

@@ -1,6 +1,7 @@
 // The op table: one row per OpKind with its name, arity, shape rule and kernels.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -18,14 +19,20 @@ namespace edgefuse {
 // when it has no data. Errors name the problem; the caller adds which node it was.
 using InferFn = Status (*)(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs);
 
-// What a kernel may keep between runs of one node, derived from its constant inputs (say, Conv's
-// weights packed for its GEMM) so that it is built once instead of every frame. One per node,
-// owned by the executor. `source` (the input data it came from) and `variant` (how it was built:
-// the CPU ISA level, say) identify `data`, so the kernel rebuilds it when either changes.
+// What a kernel may keep between runs of one node, so that it is built once instead of every
+// frame. One per node, owned by the executor.
+//   data: derived from constant inputs (say, Conv's weights packed for its GEMM); `source` (the
+//     input data it came from) and `variant` (how it was built: the CPU ISA level, say) identify
+//     it, so the kernel rebuilds it when either changes.
+//   setup: derived from the node's attributes and its inputs' dtypes and shapes (a Conv's
+//     geometry, say), for the inputs described by setup_key (kernel_setup.h).
 struct KernelCache {
   const void* source = nullptr;
   int64_t variant = -1;
   std::vector<float> data;
+  const void* setup_type = nullptr;
+  std::vector<int64_t> setup_key;
+  std::shared_ptr<const void> setup;
 };
 
 struct KernelArgs {

@@ -105,8 +105,7 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
-                              bool contiguous) {
+void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn, bool contiguous) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t max_chunks = (n + grain - 1) / grain;
@@ -149,8 +148,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   job_.fn = nullptr;
 }
 
-void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
-                  bool contiguous) {
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, RangeFn fn, bool contiguous) {
   if (pool != nullptr) {
     pool->parallel_for(n, grain, fn, contiguous);
   } else if (n > 0) {

@@ -25,12 +25,33 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace edgefuse {
+
+// What parallel_for runs: a non-owning reference to a callable taking (begin, end). A
+// std::function would allocate for every lambda capturing more than two references, hundreds of
+// times a frame; parallel_for returns only after its last call, so the callable outlives its uses.
+class RangeFn {
+ public:
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, RangeFn>>>
+  RangeFn(F&& fn)  // NOLINT(google-explicit-constructor): lambdas convert at every call site
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(fn)))),
+        call_(&invoke<std::remove_reference_t<F>>) {}
+  void operator()(int64_t begin, int64_t end) const { call_(object_, begin, end); }
+
+ private:
+  template <typename F>
+  static void invoke(void* object, int64_t begin, int64_t end) {
+    (*static_cast<F*>(object))(begin, end);
+  }
+  void* object_;
+  void (*call_)(void*, int64_t, int64_t);
+};
 
 class ThreadPool {
  public:
@@ -45,7 +66,7 @@ class ThreadPool {
   // Runs fn(begin, end) over disjoint chunks covering [0, n), each at least `grain` long
   // (except the last), and returns when all are done; `contiguous`: see the header. Not
   // reentrant: call it from one thread.
-  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn, bool contiguous = false);
+  void parallel_for(int64_t n, int64_t grain, RangeFn fn, bool contiguous = false);
 
   static int hardware_threads();
 
@@ -65,7 +86,7 @@ class ThreadPool {
   // thread only after it claimed a chunk of that job (acquire); the job cannot end, and these be
   // rewritten, before that chunk is done.
   struct alignas(kCacheLine) Job {
-    const std::function<void(int64_t, int64_t)>* fn = nullptr;
+    const RangeFn* fn = nullptr;
     int64_t size = 0;
     int64_t chunk = 0;
     int64_t chunks = 0;
@@ -90,7 +111,6 @@ class ThreadPool {
 };
 
 // parallel_for on `pool` when given, else inline.
-void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
-                  bool contiguous = false);
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, RangeFn fn, bool contiguous = false);
 
 }  // namespace edgefuse

@@ -1,13 +1,16 @@
-// make_conv2d and packed_conv_weights (conv2d_setup.h).
+// conv_setup, bind_conv2d and packed_conv_weights (conv2d_setup.h).
 #include "runtime/ops/conv2d_setup.h"
 
 #include <vector>
 
+#include "runtime/ops/kernel_setup.h"
 #include "runtime/ops/thread_scratch.h"
 
 namespace edgefuse {
 
-Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const KernelArgs& args) {
+namespace {
+
+Conv2d conv2d_shape(const ConvProblem& p, const ConvEpilogue& epilogue, std::span<const Tensor* const> inputs) {
   const WindowGeometry g = p.geometry.padded_to(2);
   Conv2d c{};
   c.batch = p.batch;
@@ -32,13 +35,32 @@ Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const Ker
   c.phase_plane_floats = c.phase_rows * c.phase_cols + c.phase_cols + kConvPhaseSlack;
   c.depthwise_scratch_floats = c.sh * c.sw * c.phase_plane_floats + c.oh * c.phase_cols + kConvPhaseSlack;
   c.channels_last = p.channels_last;
+  const bool residual = inputs.size() > 3 && inputs[3] != nullptr;
+  c.residual_channels = residual ? inputs[3]->dim(1) : c.out_channels;
+  c.epilogue = epilogue;
+  return c;
+}
+
+}  // namespace
+
+Result<const ConvSetup*> conv_setup(const KernelArgs& args, std::optional<ConvSetup>& uncached) {
+  return kernel_setup(args, uncached, [&]() -> Result<ConvSetup> {
+    EF_ASSIGN_OR_RETURN(const ConvProblem p, conv_problem(args.node, args.inputs));
+    EF_ASSIGN_OR_RETURN(const ConvEpilogue epilogue, conv_epilogue(args.node.attrs));
+    ConvSetup setup;
+    setup.planar = p.geometry.rank() <= 2;
+    if (setup.planar) setup.shape = conv2d_shape(p, epilogue, args.inputs);
+    return setup;
+  });
+}
+
+Conv2d bind_conv2d(const Conv2d& shape, const KernelArgs& args) {
+  Conv2d c = shape;
   c.x = args.inputs[0]->data<float>();
   c.w = args.inputs[1]->data<float>();
   c.bias = args.inputs.size() > 2 && args.inputs[2] != nullptr ? args.inputs[2]->data<float>() : nullptr;
   c.residual = args.inputs.size() > 3 && args.inputs[3] != nullptr ? args.inputs[3]->data<float>() : nullptr;
-  c.residual_channels = c.residual != nullptr ? args.inputs[3]->dim(1) : c.out_channels;
   c.y = args.outputs[0]->data<float>();
-  c.epilogue = epilogue;
   return c;
 }
 

@@ -2,6 +2,8 @@
 // the single-Conv kernel (conv_cpu.cpp) and the two-Conv kernels (conv_pair_cpu.cpp).
 #pragma once
 
+#include <optional>
+
 #include "runtime/op_table.h"
 #include "runtime/ops/conv_epilogue.h"
 #include "runtime/ops/conv_problem.h"
@@ -9,9 +11,19 @@
 
 namespace edgefuse {
 
-// Geometry (padded to two spatial dims), phase-plane sizes and the operands' pointers; band_rows,
-// band_plane_floats and packed_w are left for the path that runs it.
-Conv2d make_conv2d(const ConvProblem& p, const ConvEpilogue& epilogue, const KernelArgs& args);
+// What the optimised Conv kernels derive from a Conv node and its inputs' dtypes and shapes,
+// validated (conv_problem, conv_epilogue) and kept per node (kernel_setup.h): whether the Conv is
+// 1-D or 2-D, and then its Conv2d without operand pointers: geometry padded to two spatial dims,
+// phase-plane sizes, epilogue (band_rows, band_plane_floats and packed_w are left for the path
+// that runs it).
+struct ConvSetup {
+  bool planar = false;
+  Conv2d shape{};
+};
+Result<const ConvSetup*> conv_setup(const KernelArgs& args, std::optional<ConvSetup>& uncached);
+
+// `shape` (a ConvSetup's) with the operand pointers of args.
+Conv2d bind_conv2d(const Conv2d& shape, const KernelArgs& args);
 
 // The weights in the GEMM tile layout of `kernels`' level: packed once and kept in the node's
 // cache when they are constant, else packed on every call into a thread-local buffer.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "runtime/ops/conv2d_setup.h"
@@ -156,10 +157,10 @@ void run_dense(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
 }  // namespace
 
 Status cpu_conv(const KernelArgs& args) {
-  EF_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(args.node, args.inputs));
-  EF_ASSIGN_OR_RETURN(const ConvEpilogue epilogue, conv_epilogue(args.node.attrs));
-  if (p.geometry.rank() > 2) return reference_conv(args);
-  Conv2d c = make_conv2d(p, epilogue, args);
+  std::optional<ConvSetup> uncached;
+  EF_ASSIGN_OR_RETURN(const ConvSetup* setup, conv_setup(args, uncached));
+  if (!setup->planar) return reference_conv(args);
+  Conv2d c = bind_conv2d(setup->shape, args);
   if (c.output_plane == 0 || c.batch == 0 || c.out_channels == 0) return Status::ok();
   const CpuKernelTable& kernels = cpu_kernel_table();
 

@@ -33,17 +33,16 @@ struct Conv2dPair {
   Conv2d first, second;
 };
 Result<std::optional<Conv2dPair>> conv2d_pair(const KernelArgs& first, const KernelArgs& second, bool second_residual) {
-  EF_ASSIGN_OR_RETURN(ConvProblem first_problem, conv_problem(first.node, first.inputs));
-  EF_ASSIGN_OR_RETURN(ConvProblem second_problem, conv_problem(second.node, second.inputs));
-  EF_ASSIGN_OR_RETURN(const ConvEpilogue first_epilogue, conv_epilogue(first.node.attrs));
-  EF_ASSIGN_OR_RETURN(const ConvEpilogue second_epilogue, conv_epilogue(second.node.attrs));
+  std::optional<ConvSetup> first_uncached, second_uncached;
+  EF_ASSIGN_OR_RETURN(const ConvSetup* first_setup, conv_setup(first, first_uncached));
+  EF_ASSIGN_OR_RETURN(const ConvSetup* second_setup, conv_setup(second, second_uncached));
   const auto has_residual = [](const KernelArgs& a) { return a.inputs.size() > 3 && a.inputs[3] != nullptr; };
-  if (first_problem.geometry.rank() > 2 || second_problem.geometry.rank() > 2 || has_residual(first) ||
+  if (!first_setup->planar || !second_setup->planar || has_residual(first) ||
       (has_residual(second) && !second_residual)) {
     return std::optional<Conv2dPair>();
   }
-  return std::optional<Conv2dPair>(Conv2dPair{make_conv2d(first_problem, first_epilogue, first),
-                                              make_conv2d(second_problem, second_epilogue, second)});
+  return std::optional<Conv2dPair>(
+      Conv2dPair{bind_conv2d(first_setup->shape, first), bind_conv2d(second_setup->shape, second)});
 }
 
 // What pair_kind is asked: to run the pair, whether it would (the arguments may be meta tensors),
@@ -334,7 +333,7 @@ Result<bool> pair_kind(const KernelArgs& first, const KernelArgs& second, PairQu
   if (first.inputs.empty() || first.outputs.size() != 1 || second.inputs.empty() || second.outputs.empty()) {
     return false;
   }
-  // make_conv2d reads every tensor as f32.
+  // bind_conv2d reads every tensor as f32.
   for (const KernelArgs* args : {&first, &second}) {
     for (const Tensor* t : args->inputs) {
       if (t != nullptr && t->dtype() != DType::kF32) return false;
