@@ -134,6 +134,14 @@ const std::vector<ConvCase>& conv_cases() {
       // (a pad of 2 on one side, none on the other), with inside vectors in pairs and alone
       {1, 4, 9, 70, 4, 3, 3, 4, 1, 1, 1, 1, {0, 2, 1, 0}, "", true},
       {1, 3, 8, 50, 3, 3, 3, 3, 1, 1, 1, 1, {1, 0, 0, 2}, "", false},
+      // depthwise stride 1 over rows of one to six vectors (the streamed strips: one vector, two,
+      // three or four, five as two strips of three sharing one), 3x3 and 5x5
+      {1, 3, 6, 16, 3, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
+      {1, 2, 9, 33, 2, 3, 3, 2, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
+      {1, 3, 11, 80, 3, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, "", false},
+      {1, 2, 10, 21, 2, 5, 5, 2, 1, 1, 1, 1, {2, 2, 2, 2}, "", true},
+      {1, 2, 7, 40, 2, 5, 5, 2, 1, 1, 1, 1, {2, 2, 2, 2}, "", true},
+      {1, 2, 12, 90, 2, 5, 5, 2, 1, 1, 1, 1, {2, 2, 2, 2}, "", false},
       // depthwise with channel multiplier 2 and grouped conv
       {1, 3, 7, 7, 6, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
       {2, 6, 13, 7, 9, 3, 3, 3, 2, 1, 1, 1, {1, 0, 1, 0}, "", true},
