@@ -4,8 +4,10 @@
 #include <climits>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "runtime/ops/axes.h"
+#include "runtime/ops/kernel_setup.h"
 #include "runtime/ops/ops.h"
 #include "runtime/ops/strided_copy.h"
 
@@ -300,10 +302,19 @@ Status infer_transpose(const Node& node, std::span<const Tensor* const> inputs, 
 
 // Each input permuted into its block of the output: with a fused Concat, input i's block starts
 // after the earlier inputs' parts of the concatenated axis (infer_transpose checked it is one).
-Status reference_transpose(const KernelArgs& args) {
-  Tensor& out = *args.outputs[0];
+// Worked out once per node and input shapes (kernel_setup.h).
+struct TransposeSetup {
+  struct Part {
+    StridedCopy copy;
+    int64_t byte_offset;  // of the input's block in the output
+  };
+  std::vector<Part> parts;
+};
+
+Result<TransposeSetup> transpose_setup(const KernelArgs& args) {
+  const Tensor& out = *args.outputs[0];
   EF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, transpose_permutation(args.node.attrs, out.rank()));
-  const size_t element_size = dtype_size(out.dtype());
+  const auto element_size = static_cast<int64_t>(dtype_size(out.dtype()));
   const bool fused_concat = args.node.attrs.has(kTransposeConcatAxis);
   int axis = 0;
   int64_t block = 0;  // output elements per index of the concatenated axis
@@ -311,6 +322,7 @@ Status reference_transpose(const KernelArgs& args) {
     axis = normalize_axis(args.node.attrs.get_int(kTransposeConcatAxis, 0), out.rank(), "axis").value();
     block = product(out.shape(), transposed_position(perm, axis) + 1, out.shape().size());
   }
+  TransposeSetup setup;
   int64_t at = 0;
   for (const Tensor* in : args.inputs) {
     const std::vector<int64_t> in_strides = contiguous_strides(in->shape());
@@ -320,9 +332,19 @@ Status reference_transpose(const KernelArgs& args) {
       shape[d] = in->dim(static_cast<int>(perm[d]));
       strides[d] = in_strides[static_cast<size_t>(perm[d])];
     }
-    copy_strided(in->raw_data(), 0, shape, strides, bytes(out) + at * block * static_cast<int64_t>(element_size),
-                 element_size, args.pool);
+    setup.parts.push_back({StridedCopy(shape, strides, static_cast<size_t>(element_size)), at * block * element_size});
     if (fused_concat) at += in->dim(axis);
+  }
+  return setup;
+}
+
+Status reference_transpose(const KernelArgs& args) {
+  std::optional<TransposeSetup> uncached;
+  EF_ASSIGN_OR_RETURN(const TransposeSetup* setup,
+                      kernel_setup(args, uncached, [&] { return transpose_setup(args); }));
+  for (size_t i = 0; i < setup->parts.size(); ++i) {
+    const TransposeSetup::Part& part = setup->parts[i];
+    part.copy.run(args.inputs[i]->raw_data(), 0, bytes(*args.outputs[0]) + part.byte_offset, args.pool);
   }
   return Status::ok();
 }

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "runtime/ops/axes.h"
 #include "runtime/ops/cpu_kernel_table.h"
+#include "runtime/ops/kernel_setup.h"
 #include "runtime/ops/ops.h"
 #include "runtime/ops/resize_taps.h"
 
@@ -313,33 +315,64 @@ Status infer_resize(const Node& node, std::span<const Tensor* const> inputs, std
   return Status::ok();
 }
 
-Status reference_resize(const KernelArgs& args) {
-  EF_ASSIGN_OR_RETURN(const ResizePlan plan, plan_resize(args.node, args.inputs));
-  const Tensor& in = *args.inputs[0];
-  Tensor& out = *args.outputs[0];
-  if (out.numel() == 0) return Status::ok();
-  const size_t rank = plan.shape.size();
-  if (rank == 0) {
-    std::memcpy(out.raw_data(), in.raw_data(), out.nbytes());
-    return Status::ok();
-  }
-  const bool crop = plan.attrs.transform == CoordinateTransform::kTfCropAndResize;
+namespace {
+
+// The output shape and every axis' taps, from the node's attributes and its inputs.
+struct ResizeSetup {
+  ResizePlan plan;
   std::vector<AxisTaps> taps;
-  taps.reserve(rank);
+};
+
+Result<ResizeSetup> resize_setup(const KernelArgs& args) {
+  ResizeSetup setup;
+  EF_ASSIGN_OR_RETURN(setup.plan, plan_resize(args.node, args.inputs));
+  const ResizePlan& plan = setup.plan;
+  const Tensor& in = *args.inputs[0];
+  const size_t rank = plan.shape.size();
+  const bool crop = plan.attrs.transform == CoordinateTransform::kTfCropAndResize;
+  setup.taps.reserve(rank);
   for (size_t d = 0; d < rank; ++d) {
     const double roi_start = crop ? args.inputs[1]->double_at(static_cast<int64_t>(d)) : 0.0;
     const double roi_end = crop ? args.inputs[1]->double_at(static_cast<int64_t>(rank + d)) : 1.0;
-    taps.push_back(resize_axis_taps(plan.attrs, in.shape()[d], plan.shape[d], plan.scales[d], plan.resized_lengths[d],
-                                    roi_start, roi_end));
+    setup.taps.push_back(resize_axis_taps(plan.attrs, in.shape()[d], plan.shape[d], plan.scales[d],
+                                          plan.resized_lengths[d], roi_start, roi_end));
+  }
+  return setup;
+}
+
+// Whether the roi, scales and sizes inputs present are all constants: the setup depends on their
+// values, which the setup cache (keyed by shapes) does not see.
+bool resize_values_constant(const KernelArgs& args) {
+  for (size_t i = 1; i < args.inputs.size() && i < 4; ++i) {
+    if (args.inputs[i] != nullptr && (args.constant_inputs & (1u << i)) == 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status reference_resize(const KernelArgs& args) {
+  KernelArgs setup_args = args;
+  if (!resize_values_constant(args)) setup_args.cache = nullptr;
+  std::optional<ResizeSetup> uncached;
+  EF_ASSIGN_OR_RETURN(const ResizeSetup* setup,
+                      kernel_setup(setup_args, uncached, [&] { return resize_setup(args); }));
+  const ResizePlan& plan = setup->plan;
+  const Tensor& in = *args.inputs[0];
+  Tensor& out = *args.outputs[0];
+  if (out.numel() == 0) return Status::ok();
+  if (plan.shape.empty()) {
+    std::memcpy(out.raw_data(), in.raw_data(), out.nbytes());
+    return Status::ok();
   }
   return visit_dtype(in.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
     if (plan.attrs.mode == ResizeMode::kNearest) {
       unsigned char fill[sizeof(T)];
       store<T>(plan.attrs.extrapolation_value, fill);
-      resize_nearest(in, out, taps, fill, args.pool);
+      resize_nearest(in, out, setup->taps, fill, args.pool);
     } else if constexpr (!std::is_same_v<T, bool>) {
-      resize_interpolate<T>(in, out, taps, plan.attrs.extrapolation_value, args.pool);
+      resize_interpolate<T>(in, out, setup->taps, plan.attrs.extrapolation_value, args.pool);
     }
     return Status::ok();
   });

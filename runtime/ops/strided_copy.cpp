@@ -11,10 +11,7 @@ namespace edgefuse {
 
 namespace {
 
-struct Dim {
-  int64_t size;
-  int64_t stride;
-};
+using Dim = StridedCopy::Dim;
 
 // Drops unit dims and merges a dim into its outer neighbour when the two are contiguous in the source.
 std::vector<Dim> simplify(std::span<const int64_t> shape, std::span<const int64_t> strides) {
@@ -66,11 +63,11 @@ void copy_row(const unsigned char* src, int64_t stride, int64_t count, unsigned 
 // The last two dims form a transpose: output row r, column c reads source r + c * inner.stride
 // (the row dim is contiguous in the source). Copying row by row would read each output row's
 // elements a source row apart; the ISA kernel transposes vector-sized tiles in registers instead.
-void copy_transposed(const unsigned char* source, std::vector<Dim> dims, Dim inner, unsigned char* out,
+void copy_transposed(const unsigned char* source, std::span<const Dim> outer, Dim inner, unsigned char* out,
                      ThreadPool* pool) {
   constexpr int64_t kRowsPerTask = 64;
-  const Dim rows = dims.back();
-  dims.pop_back();
+  const Dim rows = outer.back();
+  const std::span<const Dim> dims = outer.first(outer.size() - 1);
   int64_t planes = 1;
   for (const Dim& d : dims) planes *= d.size;
   const int64_t row_blocks = (rows.size + kRowsPerTask - 1) / kRowsPerTask;
@@ -97,31 +94,45 @@ void copy_transposed(const unsigned char* source, std::vector<Dim> dims, Dim inn
 
 void copy_strided(const void* src, int64_t src_offset, std::span<const int64_t> shape,
                   std::span<const int64_t> src_strides, void* dst, size_t element_size, ThreadPool* pool) {
+  StridedCopy(shape, src_strides, element_size).run(src, src_offset, dst, pool);
+}
+
+StridedCopy::StridedCopy(std::span<const int64_t> shape, std::span<const int64_t> src_strides, size_t element_size)
+    : element_size_(element_size) {
   EF_ASSERT(shape.size() == src_strides.size());
-  for (int64_t size : shape) {
-    if (size == 0) return;
+  empty_ = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  outer_ = simplify(shape, src_strides);
+  if (!outer_.empty()) {
+    inner_ = outer_.back();
+    outer_.pop_back();
   }
-  const auto* source = static_cast<const unsigned char*>(src) + src_offset * static_cast<int64_t>(element_size);
+}
+
+void StridedCopy::run(const void* src, int64_t src_offset, void* dst, ThreadPool* pool) const {
+  if (empty_) return;
+  const auto element_size = static_cast<int64_t>(element_size_);
+  const auto* source = static_cast<const unsigned char*>(src) + src_offset * element_size;
   auto* out = static_cast<unsigned char*>(dst);
-  std::vector<Dim> dims = simplify(shape, src_strides);
-  if (dims.empty()) {
-    std::memcpy(out, source, element_size);
+  if (!outer_.empty() && outer_.back().stride == 1 && inner_.stride != 1 && element_size == 4) {
+    copy_transposed(source, outer_, inner_, out, pool);
     return;
   }
-  const Dim inner = dims.back();
-  dims.pop_back();
-  if (!dims.empty() && dims.back().stride == 1 && inner.stride != 1 && element_size == 4) {
-    copy_transposed(source, dims, inner, out, pool);
-    return;
-  }
+  const std::span<const Dim> dims = outer_;
   int64_t rows = 1;
   for (const Dim& d : dims) rows *= d.size;
-  const int64_t row_bytes = inner.size * static_cast<int64_t>(element_size);
+  const int64_t row_bytes = inner_.size * element_size;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(row_bytes, 1));
 
   parallel_for(pool, rows, grain, [&](int64_t begin, int64_t end) {
-    // Odometer over the outer dims, started at row `begin`.
-    std::vector<int64_t> index(dims.size(), 0);
+    // Odometer over the outer dims, started at row `begin`; on the stack for any real view.
+    constexpr size_t kStackDims = 8;
+    int64_t stack_index[kStackDims];
+    std::vector<int64_t> heap_index;
+    int64_t* index = stack_index;
+    if (dims.size() > kStackDims) {
+      heap_index.resize(dims.size());
+      index = heap_index.data();
+    }
     int64_t offset = 0;
     int64_t rest = begin;
     for (size_t d = dims.size(); d-- > 0;) {
@@ -130,8 +141,7 @@ void copy_strided(const void* src, int64_t src_offset, std::span<const int64_t> 
       offset += index[d] * dims[d].stride;
     }
     for (int64_t row = begin; row < end; ++row) {
-      copy_row(source + offset * static_cast<int64_t>(element_size), inner.stride, inner.size, out + row * row_bytes,
-               element_size);
+      copy_row(source + offset * element_size, inner_.stride, inner_.size, out + row * row_bytes, element_size_);
       for (size_t d = dims.size(); d-- > 0;) {
         offset += dims[d].stride;
         if (++index[d] < dims[d].size) break;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "runtime/thread_pool.h"
 
@@ -17,5 +18,24 @@ namespace edgefuse {
 // merged first, so a view whose last axis is contiguous copies whole rows with memcpy.
 void copy_strided(const void* src, int64_t src_offset, std::span<const int64_t> shape,
                   std::span<const int64_t> src_strides, void* dst, size_t element_size, ThreadPool* pool);
+
+// copy_strided's work for one view worked out once (its dims merged), so that a kernel copying
+// the same view every frame (a Transpose) keeps it in its setup and copies without allocating.
+class StridedCopy {
+ public:
+  StridedCopy(std::span<const int64_t> shape, std::span<const int64_t> src_strides, size_t element_size);
+  void run(const void* src, int64_t src_offset, void* dst, ThreadPool* pool) const;
+
+  struct Dim {
+    int64_t size;
+    int64_t stride;
+  };
+
+ private:
+  std::vector<Dim> outer_;  // the merged dims but the last, outermost first
+  Dim inner_{1, 1};         // the last merged dim
+  bool empty_ = false;      // some dim is 0: nothing to copy
+  size_t element_size_;
+};
 
 }  // namespace edgefuse

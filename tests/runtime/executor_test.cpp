@@ -130,6 +130,39 @@ TEST_CASE("a graph without a static plan runs on the dynamic path") {
   CHECK(executor.plans_built() == 1);  // the failed attempt is cached too
 }
 
+TEST_CASE("a planned Resize whose roi is a graph input samples each run's roi, not the first one's") {
+  // Constant scales give a static output shape, so the executor plans and caches kernel setups;
+  // the taps depend on the roi's values, which the cache's key (shapes) cannot see.
+  auto graph = std::make_shared<Graph>();
+  const ValueId x = graph->add_value("x", TensorDesc{DType::kF32, {1, 1, 4, 4}});
+  const ValueId roi = graph->add_value("roi", TensorDesc{DType::kF32, {8}});
+  const ValueId scales = graph->add_initializer("scales", Tensor::from_vector<float>({4}, {1.0f, 1.0f, 0.5f, 0.5f}));
+  const ValueId y = graph->add_value("y", TensorDesc{DType::kF32, {1, 1, 2, 2}});
+  graph->inputs() = {x, roi};
+  Node resize{.op = OpKind::kResize, .name = "resize", .inputs = {x, roi, scales}, .outputs = {y}};
+  resize.attrs.set("mode", std::string("linear"));
+  resize.attrs.set("coordinate_transformation_mode", std::string("tf_crop_and_resize"));
+  graph->add_node(std::move(resize));
+  graph->outputs().push_back(y);
+  std::vector<float> pixels(16);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<float>(i);
+  const Tensor image = Tensor::from_vector<float>({1, 1, 4, 4}, pixels);
+  const Tensor whole = Tensor::from_vector<float>({8}, {0, 0, 0, 0, 1, 1, 1, 1});
+  const Tensor quarter = Tensor::from_vector<float>({8}, {0, 0, 0, 0, 1, 1, 0.5f, 0.5f});
+
+  Executor executor = make_executor(graph, {.threads = 1});
+  const Tensor first_inputs[] = {image, whole};
+  const Tensor second_inputs[] = {image, quarter};
+  const std::vector<Tensor> first = run_ok(executor, first_inputs);
+  const std::vector<Tensor> second = run_ok(executor, second_inputs);
+  REQUIRE(executor.memory_plan() != nullptr);
+  // Corners of the whole image, then of its top-left quarter (rows and columns 0 to 1.5).
+  CHECK(std::vector<float>(first[0].values<float>().begin(), first[0].values<float>().end()) ==
+        std::vector<float>{0, 3, 12, 15});
+  CHECK(std::vector<float>(second[0].values<float>().begin(), second[0].values<float>().end()) ==
+        std::vector<float>{0, 1.5f, 6, 7.5f});
+}
+
 namespace {
 
 // x -> depthwise 3x3 -> 1x1 (+ x) -> out, and (second_reader) the depthwise output also as an output;
