@@ -340,8 +340,7 @@ Result<TransposeSetup> transpose_setup(const KernelArgs& args) {
 
 Status reference_transpose(const KernelArgs& args) {
   std::optional<TransposeSetup> uncached;
-  EF_ASSIGN_OR_RETURN(const TransposeSetup* setup,
-                      kernel_setup(args, uncached, [&] { return transpose_setup(args); }));
+  EF_ASSIGN_OR_RETURN(const TransposeSetup* setup, kernel_setup(args, uncached, [&] { return transpose_setup(args); }));
   for (size_t i = 0; i < setup->parts.size(); ++i) {
     const TransposeSetup::Part& part = setup->parts[i];
     part.copy.run(args.inputs[i]->raw_data(), 0, bytes(*args.outputs[0]) + part.byte_offset, args.pool);

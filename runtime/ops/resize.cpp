@@ -355,8 +355,7 @@ Status reference_resize(const KernelArgs& args) {
   KernelArgs setup_args = args;
   if (!resize_values_constant(args)) setup_args.cache = nullptr;
   std::optional<ResizeSetup> uncached;
-  EF_ASSIGN_OR_RETURN(const ResizeSetup* setup,
-                      kernel_setup(setup_args, uncached, [&] { return resize_setup(args); }));
+  EF_ASSIGN_OR_RETURN(const ResizeSetup* setup, kernel_setup(setup_args, uncached, [&] { return resize_setup(args); }));
   const ResizePlan& plan = setup->plan;
   const Tensor& in = *args.inputs[0];
   Tensor& out = *args.outputs[0];
