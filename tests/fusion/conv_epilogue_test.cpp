@@ -101,6 +101,7 @@ TEST_CASE("fused conv epilogue equals conv [+ residual] -> activation op [+ resi
       {"depthwise", {1, 6, 9, 9}, {6, 1, 3, 3}, 6, 1, 1},
       {"depthwise, rows of two vectors", {1, 3, 7, 26}, {3, 1, 3, 3}, 3, 1, 1},
       {"depthwise, rows of four vectors", {1, 3, 6, 52}, {3, 1, 3, 3}, 3, 1, 1},
+      {"depthwise stride 2", {1, 3, 9, 70}, {3, 1, 3, 3}, 3, 2, 1},
       {"grouped", {1, 8, 7, 7}, {4, 4, 3, 3}, 2, 1, 1},
       {"1-D", {1, 3, 17}, {5, 3, 3}, 1, 1, 1},
       {"3-D", {1, 2, 4, 5, 6}, {3, 2, 3, 3, 3}, 1, 1, 1},

@@ -142,6 +142,10 @@ const std::vector<ConvCase>& conv_cases() {
       {1, 2, 10, 21, 2, 5, 5, 2, 1, 1, 1, 1, {2, 2, 2, 2}, "", true},
       {1, 2, 7, 40, 2, 5, 5, 2, 1, 1, 1, 1, {2, 2, 2, 2}, "", true},
       {1, 2, 12, 90, 2, 5, 5, 2, 1, 1, 1, 1, {2, 2, 2, 2}, "", false},
+      // depthwise 3x3 stride 2 over outputs of one to seven vectors (strips of one to four)
+      {1, 2, 9, 52, 2, 3, 3, 2, 2, 2, 1, 1, {1, 1, 1, 1}, "", true},
+      {1, 2, 8, 207, 2, 3, 3, 2, 2, 2, 1, 1, {1, 1, 1, 1}, "", false},
+      {1, 3, 11, 161, 3, 3, 3, 3, 2, 2, 1, 1, {0, 1, 1, 0}, "", true},
       // depthwise with channel multiplier 2 and grouped conv
       {1, 3, 7, 7, 6, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
       {2, 6, 13, 7, 9, 3, 3, 3, 2, 1, 1, 1, {1, 0, 1, 0}, "", true},
