@@ -270,6 +270,12 @@ struct PaddedPlaneTaps {
 };
 
 #if defined(__AVX512F__)
+// The lanes of a `lanes`-wide load starting at column `first` that fall inside a row of `width`.
+inline __mmask16 lanes_inside(int64_t first, int64_t width, int64_t lanes = kLanes) {
+  const int64_t lo = std::clamp<int64_t>(-first, 0, lanes), hi = std::clamp<int64_t>(width - first, 0, lanes);
+  return hi <= lo ? __mmask16{0} : static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
 // Taps straight from the input plane, without its padded copy (which costs about half as much as
 // the taps themselves on YOLOX's 3 x 3 layers): a tap that may leave the row is a masked load
 // whose mask drops the lanes left or right of the image (masked-off lanes are never touched, so a
@@ -297,9 +303,7 @@ struct MaskedInputTaps {
       offset[j] = first_column[j] - c.pw;
       bool low = false, high = false;
       for (int kx = 0; kx < KS; ++kx) {
-        const int64_t lo = std::clamp<int64_t>(-(offset[j] + kx), 0, kLanes);
-        const int64_t hi = std::clamp<int64_t>(c.iw - (offset[j] + kx), 0, kLanes);
-        mask[j][kx] = hi <= lo ? __mmask16{0} : static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+        mask[j][kx] = lanes_inside(offset[j] + kx, c.iw);
         if (mask[j][kx] != 0xFFFF) (kx < KS / 2 ? low : high) = true;
         if (mask[j][kx] != 0xFFFF && kx == KS / 2) low = high = true;
       }
@@ -438,10 +442,6 @@ bool stride1_stream(const Conv2d& c, const float* in, int64_t oy_begin, int64_t 
   simd::Vec w[KS * KS];
   for (int t = 0; t < KS * KS; ++t) w[t] = simd::broadcast(kernel[t]);
   const simd::Vec init_vec = simd::broadcast(init);
-  const auto lanes_inside = [](int64_t first, int64_t width) -> __mmask16 {
-    const int64_t lo = std::clamp<int64_t>(-first, 0, kLanes), hi = std::clamp<int64_t>(width - first, 0, kLanes);
-    return hi <= lo ? __mmask16{0} : static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-  };
   // Strip of V vectors from vector j; false if an inner one needs a mask.
   const auto run = [&](auto v_count, int64_t j) -> bool {
     constexpr int V = decltype(v_count)::value;
@@ -594,10 +594,7 @@ void stride2_3x3_direct(const Conv2d& c, const float* in, int64_t oy_begin, int6
   const int64_t per_row = (ow + kLanes - 1) / kLanes;
   const __mmask16 store_mask = ow >= kLanes ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << ow) - 1u);
   // Lanes of a load at input column `first` inside the row.
-  const auto inside = [&](int64_t first, int lanes) -> __mmask16 {
-    const int64_t lo = std::clamp<int64_t>(-first, 0, lanes), hi = std::clamp<int64_t>(c.iw - first, 0, lanes);
-    return hi <= lo ? __mmask16{0} : static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-  };
+  const auto inside = [&](int64_t first, int lanes) { return lanes_inside(first, c.iw, lanes); };
   for (int64_t j = 0; j < per_row; ++j) {
     const int64_t x0 = ow >= kLanes ? std::min(j * kLanes, ow - kLanes) : 0;
     const int64_t first = 2 * x0 - c.pw;
