@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -40,6 +41,16 @@ struct Observer {
     return static_cast<int>(
         std::count_if(changes.begin(), changes.end(), [&](const StateChange& change) { return change.to == state; }));
   }
+  // "connecting -> streaming (first frame decoded); ...": what a failed check prints.
+  std::string history() {
+    const std::lock_guard lock(mutex);
+    std::string text;
+    for (const StateChange& change : changes) {
+      text += std::string(stream_state_name(change.from)) + " -> " + stream_state_name(change.to) + " (" +
+              change.reason + "); ";
+    }
+    return text + std::to_string(frames.load()) + " frames";
+  }
 };
 
 // Polls until `done` or the deadline; true when done.
@@ -70,6 +81,7 @@ TEST_CASE("a paused server stalls the stream past the watchdog; it recovers afte
   options.watchdog_s = 2;
   StreamSupervisor supervisor(rtsp_options(server.url()), options, observer.on_frame(), observer.on_state());
   REQUIRE(supervisor.start().is_ok());
+  INFO("state changes: ", observer.history());
   REQUIRE(wait_until([&] { return supervisor.state() == StreamState::kStreaming; }, 20));
 
   server.pause();
