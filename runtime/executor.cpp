@@ -181,7 +181,7 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
       prepare(m, second);
       const KernelArgs partner_args{graph.nodes()[m], second.inputs,      second.outputs,
                                     pool_.get(),      &kernel_caches_[m], second.constant_inputs};
-      Result<bool> paired = cpu_conv_pair(args, partner_args);
+      Result<bool> paired = cpu_conv_pair(args, partner_args, plan.pair_any_size[n]);
       if (!paired.is_ok()) return paired.status().with_context(graph.describe_node(static_cast<NodeId>(n)));
       // The plan stored nothing between the two: there is no running them one by one.
       if (!*paired) {
@@ -218,6 +218,7 @@ PlanOptions Executor::plan_options(const ExecutorOptions& options) {
   if (!options.reference_kernels) {
     plan.kernel_pair = cpu_conv_pair_planned;
     plan.kernel_pair_in_place = cpu_conv_pair_in_place;
+    plan.memory_pair = cpu_conv_pair_in_place_any_size;
   }
   return plan;
 }

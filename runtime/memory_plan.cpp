@@ -257,10 +257,17 @@ void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPla
     }
   }
   for (ValueId output : graph.outputs()) ++readers[static_cast<size_t>(output)];
+  size_t largest = 0;  // bytes of the largest arena value
   for (size_t v = 0; v < plan.descs.size(); ++v) {
     if (plan.alias_of[v] != kNoValue) is_alias_target[static_cast<size_t>(plan.alias_of[v])] = true;
     if (plan.in_place_of[v] != kNoValue) is_in_place_source[static_cast<size_t>(plan.in_place_of[v])] = true;
+    if (plan.first_node[v] >= 0) largest = std::max(largest, plan.descs[v].nbytes());
   }
+  // A value that shares no bytes yet (the input may itself take another value's bytes: a chain of
+  // in-place pairs shares them).
+  const auto alone = [&](size_t v) {
+    return plan.first_node[v] >= 0 && plan.alias_of[v] == kNoValue && !is_alias_target[v] && !is_in_place_source[v];
+  };
   for (size_t n = 0; n < nodes.size(); ++n) {
     const Node& first = nodes[n];
     if (plan.node_skipped[n] || first.outputs.size() != 1 || first.inputs.empty()) continue;
@@ -274,8 +281,20 @@ void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPla
     const bool input_shared = input != kNoValue && is_in_place_source[static_cast<size_t>(input)];
     if (second.inputs.empty() || second.inputs[0] != between || readers[b] != 1 || plan.first_node[b] < 0 ||
         plan.alias_of[b] != kNoValue || is_alias_target[b] || plan.in_place_of[b] != kNoValue ||
-        is_in_place_source[b] || input_shared || !options.kernel_pair(first, second, plan.descs)) {
+        is_in_place_source[b] || input_shared) {
       continue;
+    }
+    // Whether the pair's output can take its input's bytes, before the pair extends the input's life.
+    const auto x = static_cast<size_t>(input);
+    const auto y = second.outputs.size() == 1 ? static_cast<size_t>(second.outputs[0]) : size_t{0};
+    const bool in_place_candidate = input != kNoValue && second.outputs.size() == 1 && alone(x) && alone(y) &&
+                                    plan.in_place_of[y] == kNoValue && plan.last_node[x] <= static_cast<NodeId>(m) &&
+                                    plan.descs[x].dtype == plan.descs[y].dtype;
+    bool for_memory = false;
+    if (!options.kernel_pair(first, second, plan.descs)) {
+      for_memory = options.memory_pair && in_place_candidate && 2 * plan.descs[b].nbytes() >= largest &&
+                   options.memory_pair(first, second, plan.descs);
+      if (!for_memory) continue;
     }
     plan.paired_with[n] = static_cast<NodeId>(m);
     plan.between_pair[b] = true;
@@ -288,18 +307,15 @@ void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPla
       plan.last_node[static_cast<size_t>(v)] = std::max(plan.last_node[static_cast<size_t>(v)], static_cast<NodeId>(m));
     }
     // Unless the pair can write its output over that input, when nothing reads the input later.
-    if (input != kNoValue && second.outputs.size() == 1 && options.kernel_pair_in_place) {
-      const auto x = static_cast<size_t>(input), y = static_cast<size_t>(second.outputs[0]);
-      // The input may itself take another value's bytes (a chain of such pairs shares them).
-      const auto alone = [&](size_t v) {
-        return plan.first_node[v] >= 0 && plan.alias_of[v] == kNoValue && !is_alias_target[v] && !is_in_place_source[v];
-      };
-      if (alone(x) && alone(y) && plan.in_place_of[y] == kNoValue && plan.last_node[x] == static_cast<NodeId>(m) &&
-          plan.descs[x] == plan.descs[y] && options.kernel_pair_in_place(first, second, plan.descs)) {
-        plan.in_place_of[y] = input;
-        is_in_place_source[x] = true;
-        ++plan.kernel_pairs_in_place;
-      }
+    if (for_memory || (in_place_candidate && options.kernel_pair_in_place &&
+                       options.kernel_pair_in_place(first, second, plan.descs))) {
+      plan.in_place_of[y] = input;
+      is_in_place_source[x] = true;
+      ++plan.kernel_pairs_in_place;
+    }
+    if (for_memory) {
+      plan.pair_any_size[n] = true;
+      ++plan.memory_pairs;
     }
     n = m;  // the second node runs inside this pair, not as the first of another
   }
@@ -390,6 +406,7 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
   if (options.in_place) reuse_dying_inputs(graph, plan);
   plan.paired_with.assign(nodes.size(), -1);
   plan.between_pair.assign(value_count, false);
+  plan.pair_any_size.assign(nodes.size(), false);
   if (options.kernel_pair) find_kernel_pairs(graph, options, plan);
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (plan.node_skipped[n]) continue;
@@ -410,7 +427,11 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
   // lifetime to the chain's end. Values come in node order, so an input's root is known first.
   std::vector<ValueId> root(value_count, kNoValue);
   std::vector<NodeId> group_last = plan.last_node;
-  for (size_t v = 0; v < value_count; ++v) root[v] = static_cast<ValueId>(v);
+  std::vector<size_t> group_bytes(value_count, 0);  // per root: its chain's largest value
+  for (size_t v = 0; v < value_count; ++v) {
+    root[v] = static_cast<ValueId>(v);
+    group_bytes[v] = plan.descs[v].nbytes();
+  }
   for (size_t n = 0; n < nodes.size(); ++n) {
     for (ValueId output : nodes[n].outputs) {
       const ValueId source = plan.in_place_of[static_cast<size_t>(output)];
@@ -419,6 +440,8 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
       root[static_cast<size_t>(output)] = r;
       group_last[static_cast<size_t>(r)] =
           std::max(group_last[static_cast<size_t>(r)], plan.last_node[static_cast<size_t>(output)]);
+      group_bytes[static_cast<size_t>(r)] =
+          std::max(group_bytes[static_cast<size_t>(r)], plan.descs[static_cast<size_t>(output)].nbytes());
     }
   }
 
@@ -429,7 +452,7 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
     if (plan.first_node[v] < 0) continue;
     plan.unplanned_bytes += plan.descs[v].nbytes();
     if (plan.alias_of[v] != kNoValue || plan.in_place_of[v] != kNoValue) continue;  // placed with another
-    const Placement item{static_cast<ValueId>(v), align_up(plan.descs[v].nbytes()), plan.first_node[v], group_last[v]};
+    const Placement item{static_cast<ValueId>(v), align_up(group_bytes[v]), plan.first_node[v], group_last[v]};
     items.push_back(item);
     live_delta[static_cast<size_t>(item.first)] += item.bytes;
     dead_delta[static_cast<size_t>(item.last) + 1] += item.bytes;

@@ -29,9 +29,15 @@
 // the second's output while it still reads that input. Asked after Concat aliasing and in-place
 // choices, of values that are neither. When the backend can also run the pair in place
 // (PlanOptions::kernel_pair_in_place), the second's output takes the bytes of the first's input 0
-// if that input dies at the pair, both have the same description and neither is part of a Concat
-// alias or already shares bytes: the kernel then never reads an element of that input after
-// writing it (recorded in in_place_of like an in-place output).
+// if that input dies at the pair, both have the same dtype and neither is part of a Concat alias
+// or already shares bytes: the kernel then never reads an element of that input after writing it
+// (recorded in in_place_of like an in-place output). The output may be larger than the input: the
+// bytes of a chain of values in place are its largest value's.
+//
+// Memory pairs (PlanOptions::memory_pair): a pair kernel_pair declines but the backend can run in
+// place at any size is taken anyway when the value between is at least half the largest arena
+// value. Such pairs sit where the arena's peak is (a block's input, the value between and the
+// output become one buffer), and only there: elsewhere the backend found two kernels faster.
 //
 // Views: the output of a Reshape, Flatten, Squeeze, Unsqueeze or Identity (keeps_input_bytes in
 // op_kind.h) is its input's bytes when that input is an arena value dying at that node (it may be
@@ -69,6 +75,9 @@ struct PlanOptions {
   // Whether the backend runs a pair kernel_pair accepted with the second's output in the bytes of
   // the first's input 0 (see the header); null: never.
   std::function<bool(const Node& first, const Node& second, std::span<const TensorDesc> descs)> kernel_pair_in_place;
+  // Whether the backend runs `first` and `second` as one kernel in place whatever their size (see
+  // the header); null: never. The plan marks such pairs in MemoryPlan::pair_any_size.
+  std::function<bool(const Node& first, const Node& second, std::span<const TensorDesc> descs)> memory_pair;
 };
 
 // Every value's description for given input descriptions, plus the values known before running.
@@ -96,6 +105,7 @@ struct MemoryPlan {
   std::vector<ValueId> in_place_of;  // per value: the dying input whose bytes it takes, else kNoValue
   std::vector<NodeId> paired_with;   // per node: the node run inside its kernel (PlanOptions::kernel_pair), else -1
   std::vector<bool> between_pair;    // per value: lives only inside a kernel pair, never stored
+  std::vector<bool> pair_any_size;   // per node: first of a memory pair (PlanOptions::memory_pair)
   // Lifetime per arena value (-1 for others): from its producer (for a Concat output with aliased
   // inputs, its first input's producer) to the last node that reads it (or its block's Concat output).
   std::vector<NodeId> first_node;
@@ -108,6 +118,7 @@ struct MemoryPlan {
   int views = 0;                               // Reshape-like nodes skipped because their output is a view
   int kernel_pairs = 0;                        // pairs of nodes run as one kernel
   int kernel_pairs_in_place = 0;               // of those, pairs whose output takes their input's bytes
+  int memory_pairs = 0;                        // of those, pairs taken for memory (all in place)
   bool concat_blocks_element_aligned = false;  // PlanOptions's, for verify_memory_plan
 
   bool in_arena(ValueId v) const { return offset[static_cast<size_t>(v)] >= 0; }

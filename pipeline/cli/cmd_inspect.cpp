@@ -49,6 +49,7 @@ struct InspectReport {
   int views = 0;                  // fused plan: Reshape-like nodes whose output is a view
   int kernel_pairs = 0;           // fused plan: Conv pairs run as one kernel
   int kernel_pairs_in_place = 0;  // fused plan: of those, pairs writing their output over their input
+  int memory_pairs = 0;           // fused plan: of those, pairs taken for the memory they save
   int64_t flops_fused = 0;
   int64_t flops_unfused = 0;
   // The fused graph lowered for the CUDA executor (fp32; gpu::lower_plan), known without a GPU.
@@ -188,6 +189,7 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   report.concats_aliased = fused_plan->concats_aliased;
   report.kernel_pairs = fused_plan->kernel_pairs;
   report.kernel_pairs_in_place = fused_plan->kernel_pairs_in_place;
+  report.memory_pairs = fused_plan->memory_pairs;
   report.views = fused_plan->views;
   report.weight_bytes = used_weight_bytes(*optimised);
   report.flops_fused = graph_flops(*optimised, *fused_plan);
@@ -258,6 +260,7 @@ void print_json(const std::string& model, const InspectReport& report, const Roo
   json.key("concats_aliased").value(report.concats_aliased);
   json.key("kernel_pairs").value(report.kernel_pairs);
   json.key("kernel_pairs_in_place").value(report.kernel_pairs_in_place);
+  json.key("memory_pairs").value(report.memory_pairs);
   json.key("views").value(report.views);
   json.key("flops_fused").value(report.flops_fused);
   json.key("flops_unfused").value(report.flops_unfused);
@@ -365,6 +368,7 @@ void print_text(const std::string& model, const InspectReport& report, const Par
   std::printf("  reshapes as views       %10d\n", report.views);
   std::printf("  Conv pairs, one kernel  %10d\n", report.kernel_pairs);
   std::printf("    of them in place      %10d\n", report.kernel_pairs_in_place);
+  std::printf("    for memory            %10d\n", report.memory_pairs);
   std::printf("  weights                 %10.2f MiB\n", mib(report.weight_bytes));
   std::printf("arithmetic per inference: %.3f GFLOPs fused, %.3f unfused\n",
               static_cast<double>(report.flops_fused) * 1e-9, static_cast<double>(report.flops_unfused) * 1e-9);

@@ -26,7 +26,8 @@ inline constexpr int64_t kConvPairMinBytes = int64_t{2} << 20;
 
 // Runs `first` and then `second` (a Conv reading first's output as its input 0) as one kernel
 // when the pair qualifies, and returns true; second's input 0 is then neither read nor written.
-// Qualifying pairs, both 2-D f32 with kConvPairMinBytes of tensors:
+// Qualifying pairs, both 2-D f32 with kConvPairMinBytes of tensors (any size with `any_size`: a
+// pair the memory plan took for the bytes it saves, cpu_conv_pair_in_place_any_size):
 //   - first depthwise (group == channels == out_channels) without residual, second 1x1 (stride 1,
 //     no padding, group 1);
 //   - first dense (group 1, not 1x1 stride 1) and second depthwise, neither with a residual.
@@ -35,7 +36,7 @@ inline constexpr int64_t kConvPairMinBytes = int64_t{2} << 20;
 // pairs it finds, so false there is an error). The caller guarantees that nothing else reads
 // first's output and that second's output either does not share bytes with first's input or is
 // exactly its bytes (cpu_conv_pair_in_place).
-Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second);
+Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second, bool any_size = false);
 
 // Whether cpu_conv_pair would run the pair, from the graph's nodes and every value's description
 // (MemoryPlan::descs) alone: the CPU executor's PlanOptions::kernel_pair, so that the memory plan
@@ -44,9 +45,15 @@ bool cpu_conv_pair_planned(const Node& first, const Node& second, std::span<cons
 
 // Whether cpu_conv_pair would run the pair and could run it with second's output in the bytes of
 // first's input (PlanOptions::kernel_pair_in_place): a depthwise -> 1x1 pair whose output has the
-// input's shape, its depthwise Conv of stride 1 without dilation. It then computes every band's
-// depthwise rows that read a neighbour band's input rows first, so that each band can overwrite
-// its own input rows; cpu_conv_pair runs that way when second's output is first's input.
+// input's planes, its depthwise Conv of stride 1 without dilation, and as many channels as the
+// input or (one image) more. It then computes every band's depthwise rows that read a neighbour
+// band's input rows first, so that each band can overwrite its own input rows; cpu_conv_pair runs
+// that way when second's output starts at first's input.
 bool cpu_conv_pair_in_place(const Node& first, const Node& second, std::span<const TensorDesc> descs);
+
+// The same, at any size: PlanOptions::memory_pair, for the pairs below kConvPairMinBytes that the
+// memory plan runs as one kernel in place where the largest tensors live (BlazeFace-128's 64 x 64
+// blocks: three tensors of a block become one buffer).
+bool cpu_conv_pair_in_place_any_size(const Node& first, const Node& second, std::span<const TensorDesc> descs);
 
 }  // namespace edgefuse

@@ -49,12 +49,18 @@ Result<std::optional<Conv2dPair>> conv2d_pair(const KernelArgs& first, const Ker
 // or whether it would and could write its output over its input (run_in_place).
 enum class PairQuery { kRun, kQualifies, kInPlace };
 
+// Which pairs qualify: only those whose tensors exceed kConvPairMinBytes, or any size (a pair the
+// memory plan takes for the bytes it saves: cpu_conv_pair_in_place_any_size).
+enum class PairSize { kAboveL2, kAny };
+
 // Whether depthwise `d` and pointwise `p` (a qualifying pair) can write p's output over d's
-// input: the same shape, and each output row reading only the input rows around it (stride 1, no
-// dilation, a window that covers the row itself).
+// input: planes of the input's size, and each output row reading only the input rows around it
+// (stride 1, no dilation, a window that covers the row itself). The output may have more channels
+// than the input (a BlazeBlock that widens): its first planes then lie over the input's and the
+// rest past its end, which with one image is nobody's input.
 bool in_place_capable(const Conv2d& d, const Conv2d& p) {
   return d.sh == 1 && d.sw == 1 && d.dh == 1 && d.ph >= 0 && d.ph < d.kh && d.oh == d.ih && d.ow == d.iw &&
-         p.out_channels == d.channels;
+         (p.out_channels == d.channels || (p.out_channels > d.channels && d.batch == 1));
 }
 
 // The pair with p.y == d.x. Each image's output rows are split evenly into runs, one per thread
@@ -155,7 +161,8 @@ Result<bool> run_in_place(const Conv2d& d, const Conv2d& p, int64_t band, Thread
   return true;
 }
 
-Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelArgs& pointwise, PairQuery query) {
+Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelArgs& pointwise, PairQuery query,
+                                      PairSize size) {
   EF_ASSIGN_OR_RETURN(const std::optional<Conv2dPair> convs, conv2d_pair(depthwise, pointwise, true));
   if (!convs) return false;
   const Conv2d& d = convs->first;
@@ -168,7 +175,7 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   const int64_t working_bytes =
       static_cast<int64_t>(sizeof(float)) * d.batch *
       (d.channels * d.input_plane + d.out_channels * d.output_plane + p.out_channels * p.output_plane);
-  if (working_bytes < kConvPairMinBytes) return false;
+  if (working_bytes < kConvPairMinBytes && size == PairSize::kAboveL2) return false;
   if (query == PairQuery::kQualifies) return true;
   if (query == PairQuery::kInPlace) return in_place_capable(d, p);
 
@@ -236,7 +243,8 @@ Conv2d depthwise_band_view(const Conv2d& d, int64_t o0, int64_t o1, int64_t r0, 
   return b;
 }
 
-Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& depthwise, PairQuery query) {
+Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& depthwise, PairQuery query,
+                                  PairSize size) {
   EF_ASSIGN_OR_RETURN(const std::optional<Conv2dPair> convs, conv2d_pair(dense, depthwise, false));
   if (!convs) return false;
   Conv2d f = convs->first;
@@ -252,7 +260,7 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
   const int64_t working_bytes =
       static_cast<int64_t>(sizeof(float)) * d.batch *
       (f.channels * f.input_plane + d.channels * d.input_plane + d.out_channels * d.output_plane);
-  if (working_bytes < kConvPairMinBytes) return false;
+  if (working_bytes < kConvPairMinBytes && size == PairSize::kAboveL2) return false;
   if (query != PairQuery::kRun) return query == PairQuery::kQualifies;  // never in place: the shapes differ
 
   // Depthwise output rows [o0, o1) read dense output rows [first_row(o0), end_row(o1)).
@@ -328,7 +336,7 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
   return true;
 }
 
-Result<bool> pair_kind(const KernelArgs& first, const KernelArgs& second, PairQuery query) {
+Result<bool> pair_kind(const KernelArgs& first, const KernelArgs& second, PairQuery query, PairSize size) {
   if (first.node.op != OpKind::kConv || second.node.op != OpKind::kConv) return false;
   if (first.inputs.empty() || first.outputs.size() != 1 || second.inputs.empty() || second.outputs.empty()) {
     return false;
@@ -342,21 +350,22 @@ Result<bool> pair_kind(const KernelArgs& first, const KernelArgs& second, PairQu
       if (t == nullptr || t->dtype() != DType::kF32) return false;
     }
   }
-  if (first.node.attrs.get_int("group", 1) > 1) return depthwise_then_pointwise(first, second, query);
-  if (second.node.attrs.get_int("group", 1) > 1) return dense_then_depthwise(first, second, query);
+  if (first.node.attrs.get_int("group", 1) > 1) return depthwise_then_pointwise(first, second, query, size);
+  if (second.node.attrs.get_int("group", 1) > 1) return dense_then_depthwise(first, second, query, size);
   return false;
 }
 
 }  // namespace
 
-Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second) {
-  return pair_kind(first, second, PairQuery::kRun);
+Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second, bool any_size) {
+  return pair_kind(first, second, PairQuery::kRun, any_size ? PairSize::kAny : PairSize::kAboveL2);
 }
 
 namespace {
 
 // pair_kind asked of the nodes with meta tensors of the values' descriptions.
-bool ask_planned(const Node& first, const Node& second, std::span<const TensorDesc> descs, PairQuery query) {
+bool ask_planned(const Node& first, const Node& second, std::span<const TensorDesc> descs, PairQuery query,
+                 PairSize size) {
   const auto meta = [&](const std::vector<ValueId>& values, std::vector<Tensor>& tensors) {
     tensors.clear();
     tensors.reserve(values.size());
@@ -382,18 +391,22 @@ bool ask_planned(const Node& first, const Node& second, std::span<const TensorDe
   for (Tensor& t : tensors[3]) second_outputs.push_back(&t);
   const KernelArgs first_args{first, first_inputs, first_outputs, nullptr};
   const KernelArgs second_args{second, second_inputs, second_outputs, nullptr};
-  const Result<bool> applies = pair_kind(first_args, second_args, query);
+  const Result<bool> applies = pair_kind(first_args, second_args, query, size);
   return applies.is_ok() && *applies;
 }
 
 }  // namespace
 
 bool cpu_conv_pair_planned(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
-  return ask_planned(first, second, descs, PairQuery::kQualifies);
+  return ask_planned(first, second, descs, PairQuery::kQualifies, PairSize::kAboveL2);
 }
 
 bool cpu_conv_pair_in_place(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
-  return ask_planned(first, second, descs, PairQuery::kInPlace);
+  return ask_planned(first, second, descs, PairQuery::kInPlace, PairSize::kAboveL2);
+}
+
+bool cpu_conv_pair_in_place_any_size(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
+  return ask_planned(first, second, descs, PairQuery::kInPlace, PairSize::kAny);
 }
 
 }  // namespace edgefuse

@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -175,31 +177,75 @@ TEST_CASE("a depthwise Conv and its 1x1 Conv run in place equal the two run one 
   }
 }
 
-TEST_CASE("a strided or widening depthwise -> 1x1 pair does not run in place") {
-  const auto descs_for = [](int64_t stride, int64_t out_channels) {
+TEST_CASE("a depthwise -> 1x1 pair runs in place only when stride 1 and as wide or (one image) wider") {
+  const auto descs_for = [](int64_t batch, int64_t stride, int64_t out_channels) {
     const int64_t size = 128 / stride;
-    return std::vector<TensorDesc>{{DType::kF32, {1, 32, 128, 128}},
+    return std::vector<TensorDesc>{{DType::kF32, {batch, 32, 128, 128}},
                                    {DType::kF32, {32, 1, 3, 3}},
                                    {DType::kF32, {32}},
-                                   {DType::kF32, {1, 32, size, size}},
+                                   {DType::kF32, {batch, 32, size, size}},
                                    {DType::kF32, {out_channels, 32, 1, 1}},
                                    {DType::kF32, {out_channels}},
-                                   {DType::kF32, {1, out_channels, size, size}}};
+                                   {DType::kF32, {batch, out_channels, size, size}}};
   };
-  const auto in_place = [&](int64_t stride, int64_t out_channels) {
+  const auto in_place = [&](int64_t batch, int64_t stride, int64_t out_channels) {
     Node first = conv(3, 3, stride, 32, "");
     Node second = conv(3, 1, 1, 1, "relu");
     first.inputs = {0, 1, 2};
     first.outputs = {3};
     second.inputs = {3, 4, 5};
     second.outputs = {6};
-    const std::vector<TensorDesc> descs = descs_for(stride, out_channels);
+    const std::vector<TensorDesc> descs = descs_for(batch, stride, out_channels);
     CHECK(cpu_conv_pair_planned(first, second, descs));  // a pair either way
     return cpu_conv_pair_in_place(first, second, descs);
   };
-  CHECK(in_place(1, 32));
-  CHECK_FALSE(in_place(2, 32));
-  CHECK_FALSE(in_place(1, 48));
+  CHECK(in_place(1, 1, 32));
+  CHECK(in_place(1, 1, 48));        // wider: its last planes lie past the input's end
+  CHECK_FALSE(in_place(2, 1, 48));  // the first image's output would cover the second's input
+  CHECK_FALSE(in_place(1, 1, 16));  // narrower: the input's last planes are read after
+  CHECK_FALSE(in_place(1, 2, 32));
+}
+
+TEST_CASE("a pair below the size threshold runs only when asked to run at any size, and then as the two") {
+  // BlazeFace-128's widening 64 x 64 block (24 -> 28 channels, the residual the input's 24), the
+  // output over the input as the memory plan places it: the input in the first planes of the
+  // output's buffer.
+  const PairCase c{1, 24, 64, 64, 3, 1, 28, "", "relu", 0};
+  std::mt19937 rng(91);
+  const PairTensors t = make_pair_tensors(c, rng);
+  const std::vector<const Tensor*> dw_inputs = {&t.x, &t.dw_w, &t.dw_b};
+  auto between = run_op(t.depthwise, dw_inputs, true);
+  REQUIRE_MESSAGE(between.is_ok(), between.status().to_string());
+  const std::vector<const Tensor*> pw_inputs = {&between->at(0), &t.pw_w, &t.pw_b, &t.x};
+  auto expected = run_op(t.pointwise, pw_inputs, true);
+  REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+
+  ThreadPool pool2(2), pool3(3);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+    CAPTURE((pool != nullptr ? pool->size() : 1));
+    Tensor block = poisoned(expected->at(0).shape());
+    std::copy_n(t.x.data<float>(), t.x.numel(), block.data<float>());
+    Tensor input = Tensor::wrap(DType::kF32, t.x.shape(), block.data<float>());
+    const std::vector<const Tensor*> block_inputs = {&input, &t.dw_w, &t.dw_b};
+    const std::vector<const Tensor*> block_pw_inputs = {nullptr, &t.pw_w, &t.pw_b, &input};
+    Tensor unused = poisoned(between->at(0).shape());
+    std::vector<Tensor*> first_outputs = {&unused}, second_outputs = {&block};
+    std::vector<const Tensor*> second_inputs = block_pw_inputs;
+    second_inputs[0] = &unused;
+    KernelCache first_cache, second_cache;
+    const KernelArgs first{t.depthwise, block_inputs, first_outputs, pool, &first_cache, 0u};
+    const KernelArgs second{t.pointwise, second_inputs, second_outputs, pool, &second_cache, 2u};
+    // 3 x 384 KiB of tensors: under kConvPairMinBytes, so a pair only at any size.
+    Result<bool> declined = cpu_conv_pair(first, second);
+    REQUIRE(declined.is_ok());
+    CHECK_FALSE(*declined);
+    Result<bool> ran = cpu_conv_pair(first, second, /*any_size=*/true);
+    REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
+    REQUIRE(*ran);
+    const ErrorStats error = compare_tensors(block, expected->at(0));
+    CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+    CHECK(std::isnan(unused.data<float>()[0]));
+  }
 }
 
 struct DenseCase {

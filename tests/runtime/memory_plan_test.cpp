@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "runtime/executor.h"
 #include "tests/runtime/random_graph.h"
@@ -129,6 +131,68 @@ TEST_CASE("a kernel pair that can run in place writes its output over its dying 
   CHECK(plan->in_place_of[id("c")] == kNoValue);  // a is read at the end
   CHECK(plan->offset[id("c")] != plan->offset[id("a")]);
   CHECK(plan->in_place_of[id("e")] == static_cast<ValueId>(id("c")));
+}
+
+namespace {
+
+// x -> 1x1 Conv a -> depthwise 3x3 b -> 1x1 Conv c (8 -> 12 channels) -> 1x1 Conv d (12 -> `last`
+// channels) -> Relu y, all 8 x 8: a dies in the pair (b, c), whose output is the wider.
+std::shared_ptr<Graph> widening_block(int64_t last) {
+  auto graph = std::make_shared<Graph>();
+  ValueId previous = graph->add_value("x", TensorDesc{DType::kF32, {1, 8, 8, 8}});
+  graph->inputs().push_back(previous);
+  const auto conv = [&](const char* name, int64_t in, int64_t out, int64_t kernel, int64_t group) {
+    const ValueId w =
+        graph->add_initializer(std::string(name) + "_w", Tensor::zeros(DType::kF32, {out, in / group, kernel, kernel}));
+    const ValueId y = graph->add_value(name, TensorDesc{DType::kF32, {1, out, 8, 8}});
+    Node node{.op = OpKind::kConv, .name = name, .inputs = {previous, w}, .outputs = {y}};
+    node.attrs.set("group", group);
+    node.attrs.set("pads", std::vector<int64_t>(4, kernel / 2));
+    graph->add_node(std::move(node));
+    previous = y;
+  };
+  conv("a", 8, 8, 1, 1);
+  conv("b", 8, 8, 3, 8);
+  conv("c", 8, 12, 1, 1);
+  conv("d", 12, last, 1, 1);
+  const ValueId y = graph->add_value("y", TensorDesc{DType::kF32, {1, last, 8, 8}});
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "y", .inputs = {previous}, .outputs = {y}});
+  graph->outputs().push_back(y);
+  return graph;
+}
+
+}  // namespace
+
+TEST_CASE("a memory pair runs in place where the largest values live, and its wider output sizes the buffer") {
+  const TensorDesc input{DType::kF32, {1, 8, 8, 8}};
+  PlanOptions options{.in_place = false};
+  options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return false; };
+  options.memory_pair = [](const Node& first, const Node&, std::span<const TensorDesc>) { return first.name == "b"; };
+  const size_t plane_bytes = 8 * 8 * sizeof(float);
+
+  auto graph = widening_block(4);
+  const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), options);
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  CHECK(plan->kernel_pairs == 1);
+  CHECK(plan->memory_pairs == 1);
+  CHECK(plan->kernel_pairs_in_place == 1);
+  CHECK(plan->paired_with == std::vector<NodeId>{-1, 2, -1, -1, -1});
+  CHECK(plan->pair_any_size == std::vector<bool>{false, true, false, false, false});
+  CHECK(plan->in_place_of[id("c")] == static_cast<ValueId>(id("a")));
+  CHECK(plan->offset[id("c")] == plan->offset[id("a")]);
+  // a and c in one buffer of c's size, d in another; b is not stored.
+  CHECK(plan->arena_bytes == aligned(12 * plane_bytes) + aligned(4 * plane_bytes));
+
+  // A value elsewhere more than twice b's size (d's 64 channels): no pair for memory.
+  graph = widening_block(64);
+  options.memory_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return true; };
+  plan = plan_memory(*graph, std::span(&input, 1), options);
+  REQUIRE(plan.is_ok());
+  CHECK(plan->kernel_pairs == 0);
+  CHECK(plan->memory_pairs == 0);
+  CHECK(plan->offset[id("c")] != plan->offset[id("a")]);
 }
 
 TEST_CASE("no kernel pair where the value between is read twice, is a graph output or is taken in place") {
