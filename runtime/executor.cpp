@@ -218,7 +218,11 @@ PlanOptions Executor::plan_options(const ExecutorOptions& options) {
   if (!options.reference_kernels) {
     plan.kernel_pair = cpu_conv_pair_planned;
     plan.kernel_pair_in_place = cpu_conv_pair_in_place;
-    plan.memory_pair = cpu_conv_pair_in_place_any_size;
+    plan.memory_pair = [](const Node& first, const Node& second, std::span<const TensorDesc> descs,
+                          MemoryPairTarget target) {
+      return target == MemoryPairTarget::kInput ? cpu_conv_pair_in_place_any_size(first, second, descs)
+                                                : cpu_conv_pair_over_residual_any_size(first, second, descs);
+    };
   }
   return plan;
 }

@@ -290,11 +290,26 @@ void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPla
     const bool in_place_candidate = input != kNoValue && second.outputs.size() == 1 && alone(x) && alone(y) &&
                                     plan.in_place_of[y] == kNoValue && plan.last_node[x] <= static_cast<NodeId>(m) &&
                                     plan.descs[x].dtype == plan.descs[y].dtype;
-    bool for_memory = false;
-    if (!options.kernel_pair(first, second, plan.descs)) {
-      for_memory = options.memory_pair && in_place_candidate && 2 * plan.descs[b].nbytes() >= largest &&
-                   options.memory_pair(first, second, plan.descs);
-      if (!for_memory) continue;
+    ValueId takes = kNoValue;  // whose bytes second's output takes
+    const bool for_memory = !options.kernel_pair(first, second, plan.descs);
+    if (for_memory) {
+      const size_t input_bytes = input != kNoValue && plan.first_node[x] >= 0 ? plan.descs[x].nbytes() : 0;
+      if (!options.memory_pair || 2 * std::max(input_bytes, plan.descs[b].nbytes()) < largest) continue;
+      const ValueId residual = second.inputs.size() > 3 ? second.inputs[3] : kNoValue;
+      const auto r = static_cast<size_t>(residual);
+      if (in_place_candidate && options.memory_pair(first, second, plan.descs, MemoryPairTarget::kInput)) {
+        takes = input;
+      } else if (residual != kNoValue && residual != input && second.outputs.size() == 1 && alone(r) && alone(y) &&
+                 plan.in_place_of[y] == kNoValue && plan.last_node[r] == static_cast<NodeId>(m) &&
+                 plan.descs[r].dtype == plan.descs[y].dtype &&
+                 options.memory_pair(first, second, plan.descs, MemoryPairTarget::kResidual)) {
+        takes = residual;
+      } else {
+        continue;
+      }
+    } else if (in_place_candidate && options.kernel_pair_in_place &&
+               options.kernel_pair_in_place(first, second, plan.descs)) {
+      takes = input;
     }
     plan.paired_with[n] = static_cast<NodeId>(m);
     plan.between_pair[b] = true;
@@ -306,11 +321,11 @@ void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPla
          v = plan.alias_of[static_cast<size_t>(v)]) {
       plan.last_node[static_cast<size_t>(v)] = std::max(plan.last_node[static_cast<size_t>(v)], static_cast<NodeId>(m));
     }
-    // Unless the pair can write its output over that input, when nothing reads the input later.
-    if (for_memory || (in_place_candidate && options.kernel_pair_in_place &&
-                       options.kernel_pair_in_place(first, second, plan.descs))) {
-      plan.in_place_of[y] = input;
-      is_in_place_source[x] = true;
+    // Unless the pair writes its output over that input, when nothing reads the input later (or
+    // over the residual, which it reads element by element before writing there).
+    if (takes != kNoValue) {
+      plan.in_place_of[y] = takes;
+      is_in_place_source[static_cast<size_t>(takes)] = true;
       ++plan.kernel_pairs_in_place;
     }
     if (for_memory) {

@@ -35,9 +35,11 @@
 // bytes of a chain of values in place are its largest value's.
 //
 // Memory pairs (PlanOptions::memory_pair): a pair kernel_pair declines but the backend can run in
-// place at any size is taken anyway when the value between is at least half the largest arena
-// value. Such pairs sit where the arena's peak is (a block's input, the value between and the
-// output become one buffer), and only there: elsewhere the backend found two kernels faster.
+// place at any size is taken anyway when the first's input or the value between is at least half
+// the largest arena value. Such pairs sit where the arena's peak is, and only there: elsewhere
+// the backend found two kernels faster. The output takes the bytes of the first's input when that
+// dies at the pair (a block's input, the value between and the output become one buffer), else of
+// the second's residual (input 3) when that dies there (MemoryPairTarget::kResidual).
 //
 // Views: the output of a Reshape, Flatten, Squeeze, Unsqueeze or Identity (keeps_input_bytes in
 // op_kind.h) is its input's bytes when that input is an arena value dying at that node (it may be
@@ -59,6 +61,9 @@ namespace edgefuse {
 
 inline constexpr size_t kPlanAlignment = kTensorAlignment;
 
+// Whose bytes a memory pair's output takes (see the header).
+enum class MemoryPairTarget { kInput, kResidual };
+
 struct PlanOptions {
   bool reference_kernels = false;  // fold with the reference kernels (as the executor would run them)
   bool in_place = true;            // pointwise outputs may take a dying input's bytes (see above)
@@ -75,9 +80,11 @@ struct PlanOptions {
   // Whether the backend runs a pair kernel_pair accepted with the second's output in the bytes of
   // the first's input 0 (see the header); null: never.
   std::function<bool(const Node& first, const Node& second, std::span<const TensorDesc> descs)> kernel_pair_in_place;
-  // Whether the backend runs `first` and `second` as one kernel in place whatever their size (see
-  // the header); null: never. The plan marks such pairs in MemoryPlan::pair_any_size.
-  std::function<bool(const Node& first, const Node& second, std::span<const TensorDesc> descs)> memory_pair;
+  // Whether the backend runs `first` and `second` as one kernel whatever their size with the
+  // second's output over `target` (see the header); null: never. The plan marks such pairs in
+  // MemoryPlan::pair_any_size.
+  std::function<bool(const Node& first, const Node& second, std::span<const TensorDesc> descs, MemoryPairTarget target)>
+      memory_pair;
 };
 
 // Every value's description for given input descriptions, plus the values known before running.

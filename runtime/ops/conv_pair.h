@@ -51,9 +51,16 @@ bool cpu_conv_pair_planned(const Node& first, const Node& second, std::span<cons
 // that way when second's output starts at first's input.
 bool cpu_conv_pair_in_place(const Node& first, const Node& second, std::span<const TensorDesc> descs);
 
-// The same, at any size: PlanOptions::memory_pair, for the pairs below kConvPairMinBytes that the
-// memory plan runs as one kernel in place where the largest tensors live (BlazeFace-128's 64 x 64
-// blocks: three tensors of a block become one buffer).
+// The same, at any size: PlanOptions::memory_pair with MemoryPairTarget::kInput, for the pairs
+// below kConvPairMinBytes that the memory plan runs as one kernel in place where the largest
+// tensors live (BlazeFace-128's 64 x 64 blocks: three tensors of a block become one buffer).
 bool cpu_conv_pair_in_place_any_size(const Node& first, const Node& second, std::span<const TensorDesc> descs);
+
+// Whether cpu_conv_pair runs the pair at any size with second's output in the bytes of second's
+// residual (PlanOptions::memory_pair with MemoryPairTarget::kResidual): a depthwise -> 1x1 pair
+// whose 1x1 adds a residual (its planes the output's first ones), which each output element's
+// task reads just before it writes that element. BlazeFace's downsampling blocks add their
+// max-pooled input so: the pair's output then takes the pooled tensor's bytes.
+bool cpu_conv_pair_over_residual_any_size(const Node& first, const Node& second, std::span<const TensorDesc> descs);
 
 }  // namespace edgefuse

@@ -46,8 +46,9 @@ Result<std::optional<Conv2dPair>> conv2d_pair(const KernelArgs& first, const Ker
 }
 
 // What pair_kind is asked: to run the pair, whether it would (the arguments may be meta tensors),
-// or whether it would and could write its output over its input (run_in_place).
-enum class PairQuery { kRun, kQualifies, kInPlace };
+// whether it would and could write its output over its input (run_in_place), or over the second's
+// residual (cpu_conv_pair_over_residual).
+enum class PairQuery { kRun, kQualifies, kInPlace, kOverResidual };
 
 // Which pairs qualify: only those whose tensors exceed kConvPairMinBytes, or any size (a pair the
 // memory plan takes for the bytes it saves: cpu_conv_pair_in_place_any_size).
@@ -178,6 +179,12 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   if (working_bytes < kConvPairMinBytes && size == PairSize::kAboveL2) return false;
   if (query == PairQuery::kQualifies) return true;
   if (query == PairQuery::kInPlace) return in_place_capable(d, p);
+  if (query == PairQuery::kOverResidual) {
+    // Each element's residual is read by the task that writes that element, just before: the
+    // output may take the residual's bytes when the residual's planes are its first ones.
+    const bool has_residual = pointwise.inputs.size() > 3 && pointwise.inputs[3] != nullptr;
+    return has_residual && (p.residual_channels == p.out_channels || p.batch == 1);
+  }
 
   const CpuKernelTable& kernels = cpu_kernel_table();
   p.packed_w = packed_conv_weights(p, kernels, pointwise);
@@ -407,6 +414,10 @@ bool cpu_conv_pair_in_place(const Node& first, const Node& second, std::span<con
 
 bool cpu_conv_pair_in_place_any_size(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
   return ask_planned(first, second, descs, PairQuery::kInPlace, PairSize::kAny);
+}
+
+bool cpu_conv_pair_over_residual_any_size(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
+  return ask_planned(first, second, descs, PairQuery::kOverResidual, PairSize::kAny);
 }
 
 }  // namespace edgefuse

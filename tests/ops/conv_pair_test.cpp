@@ -248,6 +248,64 @@ TEST_CASE("a pair below the size threshold runs only when asked to run at any si
   }
 }
 
+TEST_CASE("a strided depthwise -> 1x1 pair writes its output over the residual it adds") {
+  // BlazeFace-128's downsampling block: 64 x 64 x 24 -> depthwise 3x3/2 -> 1x1 to 28 channels,
+  // adding the max-pooled input (24 channels, random here); the output in the residual's bytes, as
+  // the memory plan places it, at any size.
+  const PairCase c{1, 24, 64, 64, 3, 2, 28, "", "relu", 0};
+  std::mt19937 rng(93);
+  const PairTensors t = make_pair_tensors(c, rng);
+  const Tensor pooled = random_tensor(DType::kF32, {1, 24, 32, 32}, rng);
+  const std::vector<const Tensor*> dw_inputs = {&t.x, &t.dw_w, &t.dw_b};
+  auto between = run_op(t.depthwise, dw_inputs, true);
+  REQUIRE_MESSAGE(between.is_ok(), between.status().to_string());
+  const std::vector<const Tensor*> pw_inputs = {&between->at(0), &t.pw_w, &t.pw_b, &pooled};
+  auto expected = run_op(t.pointwise, pw_inputs, true);
+  REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+
+  ThreadPool pool2(2), pool3(3);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+    CAPTURE((pool != nullptr ? pool->size() : 1));
+    Tensor block = poisoned(expected->at(0).shape());
+    std::copy_n(pooled.data<float>(), pooled.numel(), block.data<float>());
+    const Tensor residual = Tensor::wrap(DType::kF32, pooled.shape(), block.data<float>());
+    Tensor unused = poisoned(between->at(0).shape());
+    std::vector<Tensor*> first_outputs = {&unused}, second_outputs = {&block};
+    const std::vector<const Tensor*> second_inputs = {&unused, &t.pw_w, &t.pw_b, &residual};
+    KernelCache first_cache, second_cache;
+    const KernelArgs first{t.depthwise, dw_inputs, first_outputs, pool, &first_cache, 0u};
+    const KernelArgs second{t.pointwise, second_inputs, second_outputs, pool, &second_cache, 2u};
+    Result<bool> ran = cpu_conv_pair(first, second, /*any_size=*/true);
+    REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
+    REQUIRE(*ran);
+    const ErrorStats error = compare_tensors(block, expected->at(0));
+    CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+    CHECK(std::isnan(unused.data<float>()[0]));
+  }
+
+  // What the planner asks: over the residual when there is one, its planes the output's first.
+  const auto over_residual = [&](bool with_residual, int64_t batch) {
+    std::vector<TensorDesc> descs = {{DType::kF32, {batch, 24, 64, 64}},
+                                     t.dw_w.desc(),
+                                     t.dw_b.desc(),
+                                     {DType::kF32, {batch, 24, 32, 32}},
+                                     t.pw_w.desc(),
+                                     t.pw_b.desc(),
+                                     {DType::kF32, {batch, 24, 32, 32}},
+                                     {DType::kF32, {batch, 28, 32, 32}}};
+    Node first = t.depthwise, second = t.pointwise;
+    first.inputs = {0, 1, 2};
+    first.outputs = {3};
+    second.inputs = {3, 4, 5};
+    if (with_residual) second.inputs.push_back(6);
+    second.outputs = {7};
+    return cpu_conv_pair_over_residual_any_size(first, second, descs);
+  };
+  CHECK(over_residual(true, 1));
+  CHECK_FALSE(over_residual(false, 1));
+  CHECK_FALSE(over_residual(true, 2));  // two images: the first's output would cover the second's residual
+}
+
 struct DenseCase {
   int64_t batch, channels, height, width, kernel, stride, out_channels;
   int64_t depthwise_kernel, depthwise_stride, depthwise_dilation;

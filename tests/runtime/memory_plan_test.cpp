@@ -167,7 +167,9 @@ TEST_CASE("a memory pair runs in place where the largest values live, and its wi
   const TensorDesc input{DType::kF32, {1, 8, 8, 8}};
   PlanOptions options{.in_place = false};
   options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return false; };
-  options.memory_pair = [](const Node& first, const Node&, std::span<const TensorDesc>) { return first.name == "b"; };
+  options.memory_pair = [](const Node& first, const Node&, std::span<const TensorDesc>, MemoryPairTarget target) {
+    return first.name == "b" && target == MemoryPairTarget::kInput;
+  };
   const size_t plane_bytes = 8 * 8 * sizeof(float);
 
   auto graph = widening_block(4);
@@ -187,12 +189,57 @@ TEST_CASE("a memory pair runs in place where the largest values live, and its wi
 
   // A value elsewhere more than twice b's size (d's 64 channels): no pair for memory.
   graph = widening_block(64);
-  options.memory_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return true; };
+  options.memory_pair = [](const Node&, const Node&, std::span<const TensorDesc>, MemoryPairTarget) { return true; };
   plan = plan_memory(*graph, std::span(&input, 1), options);
   REQUIRE(plan.is_ok());
   CHECK(plan->kernel_pairs == 0);
   CHECK(plan->memory_pairs == 0);
   CHECK(plan->offset[id("c")] != plan->offset[id("a")]);
+}
+
+TEST_CASE("a memory pair whose input lives on writes its output over the residual it adds") {
+  // x -> 1x1 Conv a -> Relu r; a -> depthwise 3x3 b -> 1x1 Conv c (8 -> 12 channels, adding r) ->
+  // 1x1 Conv y; Relu z reads a last. All 8 x 8; y and z are the graph's outputs.
+  auto graph = std::make_shared<Graph>();
+  const auto desc = [](int64_t channels) { return TensorDesc{DType::kF32, {1, channels, 8, 8}}; };
+  const ValueId x = graph->add_value("x", desc(8));
+  graph->inputs().push_back(x);
+  const auto conv = [&](const char* name, ValueId in, int64_t in_channels, int64_t out, int64_t kernel, int64_t group,
+                        ValueId residual) {
+    const ValueId w = graph->add_initializer(std::string(name) + "_w",
+                                             Tensor::zeros(DType::kF32, {out, in_channels / group, kernel, kernel}));
+    const ValueId y = graph->add_value(name, desc(out));
+    Node node{.op = OpKind::kConv, .name = name, .inputs = {in, w}, .outputs = {y}};
+    if (residual != kNoValue) node.inputs = {in, w, kNoValue, residual};
+    node.attrs.set("group", group);
+    node.attrs.set("pads", std::vector<int64_t>(4, kernel / 2));
+    graph->add_node(std::move(node));
+    return y;
+  };
+  const ValueId a = conv("a", x, 8, 8, 1, 1, kNoValue);
+  const ValueId r = graph->add_value("r", desc(8));
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "r", .inputs = {a}, .outputs = {r}});
+  const ValueId b = conv("b", a, 8, 8, 3, 8, kNoValue);
+  const ValueId c = conv("c", b, 8, 12, 1, 1, r);
+  const ValueId y = conv("y", c, 12, 4, 1, 1, kNoValue);
+  const ValueId z = graph->add_value("z", desc(8));
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "z", .inputs = {a}, .outputs = {z}});
+  graph->outputs() = {y, z};
+
+  const TensorDesc input = desc(8);
+  PlanOptions options{.in_place = false};
+  options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return false; };
+  options.memory_pair = [](const Node&, const Node&, std::span<const TensorDesc>, MemoryPairTarget) { return true; };
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), options);
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  const auto at = [](ValueId v) { return static_cast<size_t>(v); };
+  CHECK(plan->memory_pairs == 1);
+  CHECK(plan->paired_with[2] == 3);
+  CHECK(plan->in_place_of[at(c)] == r);  // not a: z reads it after the pair
+  CHECK(plan->offset[at(c)] == plan->offset[at(r)]);
+  const size_t plane_bytes = 8 * 8 * sizeof(float);
+  CHECK(plan->arena_bytes == aligned(8 * plane_bytes) + aligned(12 * plane_bytes));  // a; r and c
 }
 
 TEST_CASE("no kernel pair where the value between is read twice, is a graph output or is taken in place") {
