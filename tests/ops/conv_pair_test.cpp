@@ -206,10 +206,41 @@ TEST_CASE("a depthwise -> 1x1 pair runs in place only when stride 1 and as wide 
   CHECK_FALSE(in_place(1, 2, 32));
 }
 
+namespace {
+
+// Runs the pair of `t` at any size (as a memory pair) with its output in a NaN-filled tensor of
+// `expected`'s shape whose first elements hold a copy of `over`, the tensor the memory plan places
+// the output over: the 1x1 adds that copy as its residual, and the depthwise reads it too when
+// `depthwise_reads_over` (else t.x). Compares with `expected` on 1 to 3 threads.
+void check_memory_pair(const PairTensors& t, const Tensor& over, bool depthwise_reads_over, const Shape& between_shape,
+                       const Tensor& expected) {
+  ThreadPool pool2(2), pool3(3);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+    CAPTURE((pool != nullptr ? pool->size() : 1));
+    Tensor block = poisoned(expected.shape());
+    std::copy_n(over.data<float>(), over.numel(), block.data<float>());
+    const Tensor copy = Tensor::wrap(DType::kF32, over.shape(), block.data<float>());
+    Tensor unused = poisoned(between_shape);
+    const std::vector<const Tensor*> first_inputs = {depthwise_reads_over ? &copy : &t.x, &t.dw_w, &t.dw_b};
+    const std::vector<const Tensor*> second_inputs = {&unused, &t.pw_w, &t.pw_b, &copy};
+    std::vector<Tensor*> first_outputs = {&unused}, second_outputs = {&block};
+    KernelCache first_cache, second_cache;
+    const KernelArgs first{t.depthwise, first_inputs, first_outputs, pool, &first_cache, 0u};
+    const KernelArgs second{t.pointwise, second_inputs, second_outputs, pool, &second_cache, 2u};
+    Result<bool> ran = cpu_conv_pair(first, second, /*any_size=*/true);
+    REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
+    REQUIRE(*ran);
+    const ErrorStats error = compare_tensors(block, expected);
+    CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+    CHECK(std::isnan(unused.data<float>()[0]));
+  }
+}
+
+}  // namespace
+
 TEST_CASE("a pair below the size threshold runs only when asked to run at any size, and then as the two") {
   // BlazeFace-128's widening 64 x 64 block (24 -> 28 channels, the residual the input's 24), the
-  // output over the input as the memory plan places it: the input in the first planes of the
-  // output's buffer.
+  // output over the input as the memory plan places it.
   const PairCase c{1, 24, 64, 64, 3, 1, 28, "", "relu", 0};
   std::mt19937 rng(91);
   const PairTensors t = make_pair_tensors(c, rng);
@@ -220,32 +251,13 @@ TEST_CASE("a pair below the size threshold runs only when asked to run at any si
   auto expected = run_op(t.pointwise, pw_inputs, true);
   REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
 
-  ThreadPool pool2(2), pool3(3);
-  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
-    CAPTURE((pool != nullptr ? pool->size() : 1));
-    Tensor block = poisoned(expected->at(0).shape());
-    std::copy_n(t.x.data<float>(), t.x.numel(), block.data<float>());
-    Tensor input = Tensor::wrap(DType::kF32, t.x.shape(), block.data<float>());
-    const std::vector<const Tensor*> block_inputs = {&input, &t.dw_w, &t.dw_b};
-    const std::vector<const Tensor*> block_pw_inputs = {nullptr, &t.pw_w, &t.pw_b, &input};
-    Tensor unused = poisoned(between->at(0).shape());
-    std::vector<Tensor*> first_outputs = {&unused}, second_outputs = {&block};
-    std::vector<const Tensor*> second_inputs = block_pw_inputs;
-    second_inputs[0] = &unused;
-    KernelCache first_cache, second_cache;
-    const KernelArgs first{t.depthwise, block_inputs, first_outputs, pool, &first_cache, 0u};
-    const KernelArgs second{t.pointwise, second_inputs, second_outputs, pool, &second_cache, 2u};
-    // 3 x 384 KiB of tensors: under kConvPairMinBytes, so a pair only at any size.
-    Result<bool> declined = cpu_conv_pair(first, second);
-    REQUIRE(declined.is_ok());
-    CHECK_FALSE(*declined);
-    Result<bool> ran = cpu_conv_pair(first, second, /*any_size=*/true);
-    REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
-    REQUIRE(*ran);
-    const ErrorStats error = compare_tensors(block, expected->at(0));
-    CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
-    CHECK(std::isnan(unused.data<float>()[0]));
-  }
+  // 3 x 384 KiB of tensors: under kConvPairMinBytes, so a pair only at any size.
+  Tensor unused = poisoned(between->at(0).shape());
+  Tensor out = Tensor::empty(DType::kF32, expected->at(0).shape());
+  Result<bool> declined = run_pair(t.depthwise, dw_inputs, unused, t.pointwise, pw_inputs, out, nullptr);
+  REQUIRE(declined.is_ok());
+  CHECK_FALSE(*declined);
+  check_memory_pair(t, t.x, true, between->at(0).shape(), expected->at(0));
 }
 
 TEST_CASE("a strided depthwise -> 1x1 pair writes its output over the residual it adds") {
@@ -262,26 +274,7 @@ TEST_CASE("a strided depthwise -> 1x1 pair writes its output over the residual i
   const std::vector<const Tensor*> pw_inputs = {&between->at(0), &t.pw_w, &t.pw_b, &pooled};
   auto expected = run_op(t.pointwise, pw_inputs, true);
   REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
-
-  ThreadPool pool2(2), pool3(3);
-  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
-    CAPTURE((pool != nullptr ? pool->size() : 1));
-    Tensor block = poisoned(expected->at(0).shape());
-    std::copy_n(pooled.data<float>(), pooled.numel(), block.data<float>());
-    const Tensor residual = Tensor::wrap(DType::kF32, pooled.shape(), block.data<float>());
-    Tensor unused = poisoned(between->at(0).shape());
-    std::vector<Tensor*> first_outputs = {&unused}, second_outputs = {&block};
-    const std::vector<const Tensor*> second_inputs = {&unused, &t.pw_w, &t.pw_b, &residual};
-    KernelCache first_cache, second_cache;
-    const KernelArgs first{t.depthwise, dw_inputs, first_outputs, pool, &first_cache, 0u};
-    const KernelArgs second{t.pointwise, second_inputs, second_outputs, pool, &second_cache, 2u};
-    Result<bool> ran = cpu_conv_pair(first, second, /*any_size=*/true);
-    REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
-    REQUIRE(*ran);
-    const ErrorStats error = compare_tensors(block, expected->at(0));
-    CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
-    CHECK(std::isnan(unused.data<float>()[0]));
-  }
+  check_memory_pair(t, pooled, false, between->at(0).shape(), expected->at(0));
 
   // What the planner asks: over the residual when there is one, its planes the output's first.
   const auto over_residual = [&](bool with_residual, int64_t batch) {
