@@ -284,30 +284,31 @@ void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPla
         is_in_place_source[b] || input_shared) {
       continue;
     }
-    // Whether the pair's output can take its input's bytes, before the pair extends the input's life.
-    const auto x = static_cast<size_t>(input);
+    // Whether second's output may take the bytes of `v` (first's input or second's residual): both
+    // share no bytes yet and `v` dies at the pair (judged before the pair extends the input's life).
     const auto y = second.outputs.size() == 1 ? static_cast<size_t>(second.outputs[0]) : size_t{0};
-    const bool in_place_candidate = input != kNoValue && second.outputs.size() == 1 && alone(x) && alone(y) &&
-                                    plan.in_place_of[y] == kNoValue && plan.last_node[x] <= static_cast<NodeId>(m) &&
-                                    plan.descs[x].dtype == plan.descs[y].dtype;
+    const auto may_take = [&](ValueId v) {
+      if (v == kNoValue || second.outputs.size() != 1) return false;
+      const auto i = static_cast<size_t>(v);
+      return alone(i) && alone(y) && plan.in_place_of[y] == kNoValue && plan.last_node[i] <= static_cast<NodeId>(m) &&
+             plan.descs[i].dtype == plan.descs[y].dtype;
+    };
     ValueId takes = kNoValue;  // whose bytes second's output takes
     const bool for_memory = !options.kernel_pair(first, second, plan.descs);
     if (for_memory) {
+      const auto x = static_cast<size_t>(input);
       const size_t input_bytes = input != kNoValue && plan.first_node[x] >= 0 ? plan.descs[x].nbytes() : 0;
       if (!options.memory_pair || 2 * std::max(input_bytes, plan.descs[b].nbytes()) < largest) continue;
       const ValueId residual = second.inputs.size() > 3 ? second.inputs[3] : kNoValue;
-      const auto r = static_cast<size_t>(residual);
-      if (in_place_candidate && options.memory_pair(first, second, plan.descs, MemoryPairTarget::kInput)) {
+      if (may_take(input) && options.memory_pair(first, second, plan.descs, MemoryPairTarget::kInput)) {
         takes = input;
-      } else if (residual != kNoValue && residual != input && second.outputs.size() == 1 && alone(r) && alone(y) &&
-                 plan.in_place_of[y] == kNoValue && plan.last_node[r] == static_cast<NodeId>(m) &&
-                 plan.descs[r].dtype == plan.descs[y].dtype &&
+      } else if (residual != input && may_take(residual) &&
                  options.memory_pair(first, second, plan.descs, MemoryPairTarget::kResidual)) {
         takes = residual;
       } else {
         continue;
       }
-    } else if (in_place_candidate && options.kernel_pair_in_place &&
+    } else if (may_take(input) && options.kernel_pair_in_place &&
                options.kernel_pair_in_place(first, second, plan.descs)) {
       takes = input;
     }

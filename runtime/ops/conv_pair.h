@@ -34,8 +34,9 @@ inline constexpr int64_t kConvPairMinBytes = int64_t{2} << 20;
 // Returns false, having run nothing, otherwise: the caller runs the two nodes one by one (the
 // executor asks cpu_conv_pair_planned while planning instead, and stores no tensor between the
 // pairs it finds, so false there is an error). The caller guarantees that nothing else reads
-// first's output and that second's output either does not share bytes with first's input or is
-// exactly its bytes (cpu_conv_pair_in_place).
+// first's output and that second's output either does not share bytes with first's input or
+// starts at its first byte (cpu_conv_pair_in_place); it may also start at second's residual
+// (cpu_conv_pair_over_residual_any_size).
 Result<bool> cpu_conv_pair(const KernelArgs& first, const KernelArgs& second, bool any_size = false);
 
 // Whether cpu_conv_pair would run the pair, from the graph's nodes and every value's description
