@@ -592,13 +592,12 @@ void stride2_3x3_direct(const Conv2d& c, const float* in, int64_t oy_begin, int6
   const simd::Vec init_vec = simd::broadcast(init);
   const int64_t ow = c.ow;
   const int64_t per_row = (ow + kLanes - 1) / kLanes;
-  const __mmask16 store_mask = ow >= kLanes ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << ow) - 1u);
-  // Lanes of a load at input column `first` inside the row.
-  const auto inside = [&](int64_t first, int lanes) { return lanes_inside(first, c.iw, lanes); };
+  const __mmask16 store_mask = lanes_inside(0, ow);
   for (int64_t j = 0; j < per_row; ++j) {
     const int64_t x0 = ow >= kLanes ? std::min(j * kLanes, ow - kLanes) : 0;
     const int64_t first = 2 * x0 - c.pw;
-    const __mmask16 masks[3] = {inside(first, kLanes), inside(first + kLanes, kLanes), inside(first + 2 * kLanes, 1)};
+    const __mmask16 masks[3] = {lanes_inside(first, c.iw), lanes_inside(first + kLanes, c.iw),
+                                lanes_inside(first + 2 * kLanes, c.iw, 1)};
     if (masks[0] == 0xFFFF && masks[1] == 0xFFFF && masks[2] == 1) {
       stride2_3x3_vector<K, false>(c, in, oy_begin, rows, w, init_vec, first, masks, store_mask, out + x0);
     } else {

@@ -135,28 +135,38 @@ TEST_CASE("a kernel pair that can run in place writes its output over its dying 
 
 namespace {
 
+TensorDesc planes_8x8(int64_t channels) {
+  return TensorDesc{DType::kF32, {1, channels, 8, 8}};
+}
+
+// Adds Conv `name` over 8 x 8 planes of `in` (`in_channels` of them) with zero weights, `out`
+// channels, a square kernel with "same" padding, `group` groups and an optional residual; returns
+// its output.
+ValueId add_conv(Graph& graph, const char* name, ValueId in, int64_t in_channels, int64_t out, int64_t kernel,
+                 int64_t group, ValueId residual = kNoValue) {
+  const ValueId w = graph.add_initializer(std::string(name) + "_w",
+                                          Tensor::zeros(DType::kF32, {out, in_channels / group, kernel, kernel}));
+  const ValueId y = graph.add_value(name, planes_8x8(out));
+  Node node{.op = OpKind::kConv, .name = name, .inputs = {in, w}, .outputs = {y}};
+  if (residual != kNoValue) node.inputs = {in, w, kNoValue, residual};
+  node.attrs.set("group", group);
+  node.attrs.set("pads", std::vector<int64_t>(4, kernel / 2));
+  graph.add_node(std::move(node));
+  return y;
+}
+
 // x -> 1x1 Conv a -> depthwise 3x3 b -> 1x1 Conv c (8 -> 12 channels) -> 1x1 Conv d (12 -> `last`
 // channels) -> Relu y, all 8 x 8: a dies in the pair (b, c), whose output is the wider.
 std::shared_ptr<Graph> widening_block(int64_t last) {
   auto graph = std::make_shared<Graph>();
-  ValueId previous = graph->add_value("x", TensorDesc{DType::kF32, {1, 8, 8, 8}});
-  graph->inputs().push_back(previous);
-  const auto conv = [&](const char* name, int64_t in, int64_t out, int64_t kernel, int64_t group) {
-    const ValueId w =
-        graph->add_initializer(std::string(name) + "_w", Tensor::zeros(DType::kF32, {out, in / group, kernel, kernel}));
-    const ValueId y = graph->add_value(name, TensorDesc{DType::kF32, {1, out, 8, 8}});
-    Node node{.op = OpKind::kConv, .name = name, .inputs = {previous, w}, .outputs = {y}};
-    node.attrs.set("group", group);
-    node.attrs.set("pads", std::vector<int64_t>(4, kernel / 2));
-    graph->add_node(std::move(node));
-    previous = y;
-  };
-  conv("a", 8, 8, 1, 1);
-  conv("b", 8, 8, 3, 8);
-  conv("c", 8, 12, 1, 1);
-  conv("d", 12, last, 1, 1);
-  const ValueId y = graph->add_value("y", TensorDesc{DType::kF32, {1, last, 8, 8}});
-  graph->add_node(Node{.op = OpKind::kRelu, .name = "y", .inputs = {previous}, .outputs = {y}});
+  const ValueId x = graph->add_value("x", planes_8x8(8));
+  graph->inputs().push_back(x);
+  const ValueId a = add_conv(*graph, "a", x, 8, 8, 1, 1);
+  const ValueId b = add_conv(*graph, "b", a, 8, 8, 3, 8);
+  const ValueId c = add_conv(*graph, "c", b, 8, 12, 1, 1);
+  const ValueId d = add_conv(*graph, "d", c, 12, last, 1, 1);
+  const ValueId y = graph->add_value("y", planes_8x8(last));
+  graph->add_node(Node{.op = OpKind::kRelu, .name = "y", .inputs = {d}, .outputs = {y}});
   graph->outputs().push_back(y);
   return graph;
 }
@@ -164,7 +174,7 @@ std::shared_ptr<Graph> widening_block(int64_t last) {
 }  // namespace
 
 TEST_CASE("a memory pair runs in place where the largest values live, and its wider output sizes the buffer") {
-  const TensorDesc input{DType::kF32, {1, 8, 8, 8}};
+  const TensorDesc input = planes_8x8(8);
   PlanOptions options{.in_place = false};
   options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return false; };
   options.memory_pair = [](const Node& first, const Node&, std::span<const TensorDesc>, MemoryPairTarget target) {
@@ -201,32 +211,19 @@ TEST_CASE("a memory pair whose input lives on writes its output over the residua
   // x -> 1x1 Conv a -> Relu r; a -> depthwise 3x3 b -> 1x1 Conv c (8 -> 12 channels, adding r) ->
   // 1x1 Conv y; Relu z reads a last. All 8 x 8; y and z are the graph's outputs.
   auto graph = std::make_shared<Graph>();
-  const auto desc = [](int64_t channels) { return TensorDesc{DType::kF32, {1, channels, 8, 8}}; };
-  const ValueId x = graph->add_value("x", desc(8));
+  const ValueId x = graph->add_value("x", planes_8x8(8));
   graph->inputs().push_back(x);
-  const auto conv = [&](const char* name, ValueId in, int64_t in_channels, int64_t out, int64_t kernel, int64_t group,
-                        ValueId residual) {
-    const ValueId w = graph->add_initializer(std::string(name) + "_w",
-                                             Tensor::zeros(DType::kF32, {out, in_channels / group, kernel, kernel}));
-    const ValueId y = graph->add_value(name, desc(out));
-    Node node{.op = OpKind::kConv, .name = name, .inputs = {in, w}, .outputs = {y}};
-    if (residual != kNoValue) node.inputs = {in, w, kNoValue, residual};
-    node.attrs.set("group", group);
-    node.attrs.set("pads", std::vector<int64_t>(4, kernel / 2));
-    graph->add_node(std::move(node));
-    return y;
-  };
-  const ValueId a = conv("a", x, 8, 8, 1, 1, kNoValue);
-  const ValueId r = graph->add_value("r", desc(8));
+  const ValueId a = add_conv(*graph, "a", x, 8, 8, 1, 1);
+  const ValueId r = graph->add_value("r", planes_8x8(8));
   graph->add_node(Node{.op = OpKind::kRelu, .name = "r", .inputs = {a}, .outputs = {r}});
-  const ValueId b = conv("b", a, 8, 8, 3, 8, kNoValue);
-  const ValueId c = conv("c", b, 8, 12, 1, 1, r);
-  const ValueId y = conv("y", c, 12, 4, 1, 1, kNoValue);
-  const ValueId z = graph->add_value("z", desc(8));
+  const ValueId b = add_conv(*graph, "b", a, 8, 8, 3, 8);
+  const ValueId c = add_conv(*graph, "c", b, 8, 12, 1, 1, r);
+  const ValueId y = add_conv(*graph, "y", c, 12, 4, 1, 1);
+  const ValueId z = graph->add_value("z", planes_8x8(8));
   graph->add_node(Node{.op = OpKind::kRelu, .name = "z", .inputs = {a}, .outputs = {z}});
   graph->outputs() = {y, z};
 
-  const TensorDesc input = desc(8);
+  const TensorDesc input = planes_8x8(8);
   PlanOptions options{.in_place = false};
   options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return false; };
   options.memory_pair = [](const Node&, const Node&, std::span<const TensorDesc>, MemoryPairTarget) { return true; };
