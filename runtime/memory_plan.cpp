@@ -337,6 +337,44 @@ void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPla
   }
 }
 
+// Activation bytes the kernels move per run: each kernel reads each distinct non-constant value it
+// takes once and writes its outputs. A kernel pair is one kernel: the value between its nodes is
+// neither written nor read, and a value both nodes read (a block's input, read by the first node's
+// taps and then, a few rows later and still in cache, as the second's residual) counts once.
+size_t count_activation_bytes_moved(const Graph& graph, const MemoryPlan& plan) {
+  const auto& nodes = graph.nodes();
+  size_t moved = 0;
+  std::vector<ValueId> read;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (plan.node_skipped[n]) continue;
+    const NodeId second = plan.paired_with[n];
+    read.clear();
+    const auto add_reads = [&](const Node& node) {
+      for (ValueId input : node.inputs) {
+        const auto v = static_cast<size_t>(input);
+        if (input != kNoValue && !plan.known[v].has_data() && !plan.between_pair[v] &&
+            std::find(read.begin(), read.end(), input) == read.end()) {
+          read.push_back(input);
+          moved += plan.descs[v].nbytes();
+        }
+      }
+    };
+    const auto add_writes = [&](const Node& node) {
+      for (ValueId output : node.outputs) {
+        if (!plan.between_pair[static_cast<size_t>(output)]) moved += plan.descs[static_cast<size_t>(output)].nbytes();
+      }
+    };
+    add_reads(nodes[n]);
+    add_writes(nodes[n]);
+    if (second >= 0) {
+      add_reads(nodes[static_cast<size_t>(second)]);
+      add_writes(nodes[static_cast<size_t>(second)]);
+      n = static_cast<size_t>(second);
+    }
+  }
+  return moved;
+}
+
 // Places `items` in their order, each by choose_offset. Returns the arena size.
 size_t place_in_order(std::vector<Placement>& items) {
   std::vector<Placement> placed;
@@ -424,20 +462,7 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
   plan.between_pair.assign(value_count, false);
   plan.pair_any_size.assign(nodes.size(), false);
   if (options.kernel_pair) find_kernel_pairs(graph, options, plan);
-  for (size_t n = 0; n < nodes.size(); ++n) {
-    if (plan.node_skipped[n]) continue;
-    for (ValueId input : nodes[n].inputs) {
-      if (input != kNoValue && !plan.known[static_cast<size_t>(input)].has_data() &&
-          !plan.between_pair[static_cast<size_t>(input)]) {
-        plan.activation_bytes_moved += plan.descs[static_cast<size_t>(input)].nbytes();
-      }
-    }
-    for (ValueId output : nodes[n].outputs) {
-      if (!plan.between_pair[static_cast<size_t>(output)]) {
-        plan.activation_bytes_moved += plan.descs[static_cast<size_t>(output)].nbytes();
-      }
-    }
-  }
+  plan.activation_bytes_moved = count_activation_bytes_moved(graph, plan);
 
   // A chain of in-place values shares its first value's bytes: widen that value's placement
   // lifetime to the chain's end. Values come in node order, so an input's root is known first.

@@ -120,7 +120,7 @@ struct MemoryPlan {
   size_t arena_bytes = 0;
   size_t unplanned_bytes = 0;                  // sum of the arena values' sizes: one buffer per tensor
   size_t peak_live_bytes = 0;                  // most bytes (aligned sizes) of arena values alive at one node
-  size_t activation_bytes_moved = 0;           // per run (not skipped) node: bytes of its non-constant inputs + outputs
+  size_t activation_bytes_moved = 0;           // per kernel run: bytes of its distinct non-constant inputs + outputs
   int concats_aliased = 0;                     // Concat nodes skipped because their inputs are written in place
   int views = 0;                               // Reshape-like nodes skipped because their output is a view
   int kernel_pairs = 0;                        // pairs of nodes run as one kernel

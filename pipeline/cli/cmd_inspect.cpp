@@ -8,6 +8,7 @@
 // "Unfused" is the graph as imported, planned with neither in-place outputs nor Concat aliasing;
 // "fused" is the optimised graph planned as the CPU executor plans it (Executor::plan_options), so
 // the tensor between the Convs of a kernel pair (runtime/ops/conv_pair.h) is neither stored nor moved.
+// Each kernel's reads count each value once (MemoryPlan::activation_bytes_moved).
 #include <cstdio>
 #include <iostream>
 #include <map>

@@ -239,6 +239,35 @@ TEST_CASE("a memory pair whose input lives on writes its output over the residua
   CHECK(plan->arena_bytes == aligned(8 * plane_bytes) + aligned(12 * plane_bytes));  // a; r and c
 }
 
+TEST_CASE("bytes moved count what each kernel reads once: a pair reading its input as residual too, a value read twice") {
+  // x -> 1x1 Conv a -> depthwise 3x3 b -> 1x1 Conv c adding a (a BlazeBlock) -> Mul y = c * c.
+  auto graph = std::make_shared<Graph>();
+  const ValueId x = graph->add_value("x", planes_8x8(8));
+  graph->inputs().push_back(x);
+  const ValueId a = add_conv(*graph, "a", x, 8, 8, 1, 1);
+  const ValueId b = add_conv(*graph, "b", a, 8, 8, 3, 8);
+  const ValueId c = add_conv(*graph, "c", b, 8, 8, 1, 1, a);
+  const ValueId y = graph->add_value("y", planes_8x8(8));
+  graph->add_node(Node{.op = OpKind::kMul, .name = "y", .inputs = {c, c}, .outputs = {y}});
+  graph->outputs().push_back(y);
+  const size_t bytes = 8 * 8 * 8 * sizeof(float);
+
+  const TensorDesc input = planes_8x8(8);
+  PlanOptions options{.in_place = false};
+  options.kernel_pair = [](const Node& first, const Node&, std::span<const TensorDesc>) { return first.name == "b"; };
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), options);
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  REQUIRE(plan->kernel_pairs == 1);
+  // a: x in, a out; the pair (b, c): a once (taps and residual), c out; y: c once, y out.
+  CHECK(plan->activation_bytes_moved == 6 * bytes);
+
+  // Unpaired, b and c are two kernels: c reads b and a.
+  options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return false; };
+  plan = plan_memory(*graph, std::span(&input, 1), options);
+  REQUIRE(plan.is_ok());
+  CHECK(plan->activation_bytes_moved == 9 * bytes);
+}
+
 TEST_CASE("no kernel pair where the value between is read twice, is a graph output or is taken in place") {
   const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
   PlanOptions options{.in_place = false};
