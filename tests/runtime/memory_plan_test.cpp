@@ -239,7 +239,7 @@ TEST_CASE("a memory pair whose input lives on writes its output over the residua
   CHECK(plan->arena_bytes == aligned(8 * plane_bytes) + aligned(12 * plane_bytes));  // a; r and c
 }
 
-TEST_CASE("bytes moved count what each kernel reads once: a pair reading its input as residual too, a value read twice") {
+TEST_CASE("bytes moved count a value once per kernel: a pair's input that is its residual too, Mul(c, c)") {
   // x -> 1x1 Conv a -> depthwise 3x3 b -> 1x1 Conv c adding a (a BlazeBlock) -> Mul y = c * c.
   auto graph = std::make_shared<Graph>();
   const ValueId x = graph->add_value("x", planes_8x8(8));
