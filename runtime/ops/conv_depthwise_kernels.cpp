@@ -621,6 +621,32 @@ bool try_direct(const Conv2d& c, const float* in, int64_t oy_begin, int64_t rows
   return try_stride1_row_blocks<K>(c, in, oy_begin, rows, nullptr, kernel, init, out);
 }
 
+// The activations the kernels above are compiled with: those that detectors put after a depthwise
+// Conv (none: BlazeFace; SiLU: YOLOX; ReLU and ReLU6 as Clip: MobileNets). Each kind instantiates
+// every streamed strip shape: with all eight kinds this file took 79 s to compile with AVX-512
+// (231 s under ASan), with these four 42 s (133 s). The others (sigmoid, LeakyRelu, HardSwish,
+// HardSigmoid) run as a pass over each finished row, still in L1.
+bool has_kernel_activation(ConvEpilogue::Kind kind) {
+  using Kind = ConvEpilogue::Kind;
+  return kind == Kind::kNone || kind == Kind::kRelu || kind == Kind::kClip || kind == Kind::kSilu;
+}
+
+// fn(std::integral_constant<Kind, kind>{}) for a kind has_kernel_activation accepts.
+template <typename Fn>
+void dispatch_kernel_activation(ConvEpilogue::Kind kind, Fn&& fn) {
+  using Kind = ConvEpilogue::Kind;
+  switch (kind) {
+    case Kind::kRelu:
+      return fn(std::integral_constant<Kind, Kind::kRelu>{});
+    case Kind::kClip:
+      return fn(std::integral_constant<Kind, Kind::kClip>{});
+    case Kind::kSilu:
+      return fn(std::integral_constant<Kind, Kind::kSilu>{});
+    default:  // kNone: depthwise_plane passes no other kind
+      return fn(std::integral_constant<Kind, Kind::kNone>{});
+  }
+}
+
 // Output rows [oy_begin, oy_end) of one (n, c) plane into `out` (row oy_begin first, rows ow
 // apart): the phase rows they read (their own and (kh - 1) * dh / sh more), then the taps.
 void depthwise_plane(const Conv2d& c, int64_t plane, int64_t oy_begin, int64_t oy_end, float* out, float* scratch) {
@@ -630,21 +656,28 @@ void depthwise_plane(const Conv2d& c, int64_t plane, int64_t oy_begin, int64_t o
   const int64_t cols = c.phase_cols;
   const int64_t rows = oy_end - oy_begin;
   const float* residual = c.residual != nullptr ? c.residual + plane * c.output_plane + oy_begin * c.ow : nullptr;
-  // The activation runs in the last pass unless a residual must be added before it.
+  // The activation runs in the kernels' last pass unless a residual must be added before it, or
+  // it is not one of the kinds they are compiled for (dispatch_kernel_activation).
   const bool residual_first = c.residual != nullptr && !c.epilogue.residual_after_activation;
-  const ConvEpilogue::Kind fused_kind = residual_first ? ConvEpilogue::Kind::kNone : c.epilogue.kind;
+  const bool activation_in_kernel = !residual_first && has_kernel_activation(c.epilogue.kind);
+  const ConvEpilogue::Kind fused_kind = activation_in_kernel ? c.epilogue.kind : ConvEpilogue::Kind::kNone;
+  // Whatever the kernels left of the epilogue, on rows still in L1.
+  const auto finish_output_row = [&](float* row, const float* residual_row) {
+    if (!activation_in_kernel) {
+      finish_row(c.epilogue, row, residual_row, c.ow);
+    } else if (residual_row != nullptr) {
+      add_row(row, residual_row, c.ow);
+    }
+  };
   const auto finish_rows = [&] {
-    for (int64_t oy = 0; oy < rows && residual != nullptr; ++oy) {
-      if (residual_first) {
-        finish_row(c.epilogue, out + oy * c.ow, residual + oy * c.ow, c.ow);
-      } else {
-        add_row(out + oy * c.ow, residual + oy * c.ow, c.ow);
-      }
+    if (activation_in_kernel && residual == nullptr) return;
+    for (int64_t oy = 0; oy < rows; ++oy) {
+      finish_output_row(out + oy * c.ow, residual != nullptr ? residual + oy * c.ow : nullptr);
     }
   };
   const float init = c.bias != nullptr ? c.bias[channel] : 0.0f;
   bool direct = false;  // with AVX-512, kernels that read the input without phase planes
-  simd::dispatch_activation(fused_kind, [&](auto kind) {
+  dispatch_kernel_activation(fused_kind, [&](auto kind) {
     direct = try_direct<decltype(kind)::value>(c, in, oy_begin, rows, kernel, init, out);
   });
   if (direct) return finish_rows();
@@ -661,7 +694,7 @@ void depthwise_plane(const Conv2d& c, int64_t plane, int64_t oy_begin, int64_t o
                                                  count);
       return;
     }
-    simd::dispatch_activation(fused_kind, [&](auto kind) {
+    dispatch_kernel_activation(fused_kind, [&](auto kind) {
       accumulate_taps<decltype(kind)::value>(sources.data(), weights.data(), taps, init, first_pass, c.epilogue, acc,
                                              count);
     });
@@ -676,7 +709,7 @@ void depthwise_plane(const Conv2d& c, int64_t plane, int64_t oy_begin, int64_t o
         weights[static_cast<size_t>(t)] = kernel[t];
       }
     }
-    simd::dispatch_activation(fused_kind, [&](auto kind) {
+    dispatch_kernel_activation(fused_kind, [&](auto kind) {
       constexpr ConvEpilogue::Kind K = decltype(kind)::value;
       if (!try_stride1_row_blocks<K>(c, nullptr, oy_begin, rows, scratch, kernel, init, out)) {
         accumulate_rows<K>(c, rows, sources.data(), weights.data(), total_taps, init, out);
@@ -705,12 +738,7 @@ void depthwise_plane(const Conv2d& c, int64_t plane, int64_t oy_begin, int64_t o
   for (int64_t oy = 0; oy < rows; ++oy) {
     float* row = out + oy * c.ow;
     simd::copy(row, acc + oy * cols, c.ow);
-    const float* residual_row = residual != nullptr ? residual + oy * c.ow : nullptr;
-    if (residual_first) {
-      finish_row(c.epilogue, row, residual_row, c.ow);
-    } else if (residual_row != nullptr) {
-      add_row(row, residual_row, c.ow);
-    }
+    finish_output_row(row, residual != nullptr ? residual + oy * c.ow : nullptr);
   }
 }
 
