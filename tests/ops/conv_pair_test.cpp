@@ -78,6 +78,16 @@ Tensor poisoned(const Shape& shape) {
   return t;
 }
 
+// What every pair run must show: it ran, its output matches the two Convs run one by one, and
+// it never wrote the tensor between (`unused`, NaN-filled).
+void check_pair_ran(const Result<bool>& ran, const Tensor& out, const Tensor& expected, const Tensor& unused) {
+  REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
+  REQUIRE(*ran);
+  const ErrorStats error = compare_tensors(out, expected);
+  CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+  CHECK(std::isnan(unused.data<float>()[0]));
+}
+
 }  // namespace
 
 TEST_CASE("a depthwise Conv and its 1x1 Conv as one kernel equal the two run one by one") {
@@ -114,11 +124,7 @@ TEST_CASE("a depthwise Conv and its 1x1 Conv as one kernel equal the two run one
       Tensor unused = poisoned(between->at(0).shape());
       Tensor out = Tensor::empty(DType::kF32, out_shape);
       Result<bool> ran = run_pair(depthwise, dw_inputs, unused, pointwise, pw_inputs, out, pool);
-      REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
-      REQUIRE(*ran);
-      const ErrorStats error = compare_tensors(out, expected->at(0));
-      CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
-      CHECK(std::isnan(unused.data<float>()[0]));
+      check_pair_ran(ran, out, expected->at(0), unused);
     }
   }
 }
@@ -157,11 +163,7 @@ TEST_CASE("a depthwise Conv and its 1x1 Conv run in place equal the two run one 
       if (c.residual >= 0) block_pw_inputs.push_back(&block);
       Tensor unused = poisoned(between->at(0).shape());
       Result<bool> ran = run_pair(depthwise, block_inputs, unused, pointwise, block_pw_inputs, block, pool);
-      REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
-      REQUIRE(*ran);
-      const ErrorStats error = compare_tensors(block, expected->at(0));
-      CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
-      CHECK(std::isnan(unused.data<float>()[0]));
+      check_pair_ran(ran, block, expected->at(0), unused);
     }
 
     // What the planner asks: only a stride-1 block whose output has the input's shape.
@@ -228,11 +230,7 @@ void check_memory_pair(const PairTensors& t, const Tensor& over, bool depthwise_
     const KernelArgs first{t.depthwise, first_inputs, first_outputs, pool, &first_cache, 0u};
     const KernelArgs second{t.pointwise, second_inputs, second_outputs, pool, &second_cache, 2u};
     Result<bool> ran = cpu_conv_pair(first, second, /*any_size=*/true);
-    REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
-    REQUIRE(*ran);
-    const ErrorStats error = compare_tensors(block, expected);
-    CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
-    CHECK(std::isnan(unused.data<float>()[0]));
+    check_pair_ran(ran, block, expected, unused);
   }
 }
 
@@ -340,11 +338,7 @@ TEST_CASE("a dense Conv and the depthwise Conv after it as one kernel equal the 
       Tensor unused = poisoned(between->at(0).shape());
       Tensor out = Tensor::empty(DType::kF32, expected->at(0).shape());
       Result<bool> ran = run_pair(dense, dense_inputs, unused, depthwise, dw_inputs, out, pool, true);
-      REQUIRE_MESSAGE(ran.is_ok(), ran.status().to_string());
-      REQUIRE(*ran);
-      const ErrorStats error = compare_tensors(out, expected->at(0));
-      CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
-      CHECK(std::isnan(unused.data<float>()[0]));
+      check_pair_ran(ran, out, expected->at(0), unused);
     }
   }
 }
