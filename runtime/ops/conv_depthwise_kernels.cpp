@@ -626,25 +626,18 @@ bool try_direct(const Conv2d& c, const float* in, int64_t oy_begin, int64_t rows
 // every streamed strip shape: with all eight kinds this file took 79 s to compile with AVX-512
 // (231 s under ASan), with these four 42 s (133 s). The others (sigmoid, LeakyRelu, HardSwish,
 // HardSigmoid) run as a pass over each finished row, still in L1.
-bool has_kernel_activation(ConvEpilogue::Kind kind) {
+constexpr bool has_kernel_activation(ConvEpilogue::Kind kind) {
   using Kind = ConvEpilogue::Kind;
   return kind == Kind::kNone || kind == Kind::kRelu || kind == Kind::kClip || kind == Kind::kSilu;
 }
 
-// fn(std::integral_constant<Kind, kind>{}) for a kind has_kernel_activation accepts.
+// fn(std::integral_constant<Kind, kind>{}) for a kind has_kernel_activation accepts; fn is not
+// instantiated for the others.
 template <typename Fn>
 void dispatch_kernel_activation(ConvEpilogue::Kind kind, Fn&& fn) {
-  using Kind = ConvEpilogue::Kind;
-  switch (kind) {
-    case Kind::kRelu:
-      return fn(std::integral_constant<Kind, Kind::kRelu>{});
-    case Kind::kClip:
-      return fn(std::integral_constant<Kind, Kind::kClip>{});
-    case Kind::kSilu:
-      return fn(std::integral_constant<Kind, Kind::kSilu>{});
-    default:  // kNone: depthwise_plane passes no other kind
-      return fn(std::integral_constant<Kind, Kind::kNone>{});
-  }
+  simd::dispatch_activation(kind, [&](auto constant) {
+    if constexpr (has_kernel_activation(decltype(constant)::value)) fn(constant);
+  });
 }
 
 // Output rows [oy_begin, oy_end) of one (n, c) plane into `out` (row oy_begin first, rows ow
