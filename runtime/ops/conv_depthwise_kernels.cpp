@@ -345,12 +345,15 @@ struct MaskedInputTaps {
 // Each slot's accumulator takes KS dependent FMAs per input row, which at the FMA's latency (4
 // cycles) would leave the units idle with fewer than three vectors in a strip: narrower strips
 // split each output into S partial sums, tap column kx going to partial kx % S.
-template <int KS, int V>
+// One strip's geometry, for kernels up to 5 x 5 and strips up to four vectors.
 struct StreamStrip {
-  int64_t offset[V];      // input column of tap column 0, lane 0
-  int64_t column[V];      // output column
-  __mmask16 mask[V][KS];  // lanes inside the input row, per tap column
-  __mmask16 store_mask;   // lanes inside the output row (a single vector may be narrower)
+  static constexpr int kMaxSize = 5, kMaxVectors = 4;
+  int64_t offset[kMaxVectors];            // input column of tap column 0, lane 0
+  int64_t column[kMaxVectors];            // output column
+  __mmask16 mask[kMaxVectors][kMaxSize];  // lanes inside the input row, per tap column
+  __mmask16 store_mask;                   // lanes inside the output row (a single vector may be narrower)
+  int vectors;                            // 1 to 4
+  bool first_masked, last_masked;         // whether its first and last vector load through masks
 };
 
 // The stepping lambdas below must be inlined for the accumulators to live in registers.
@@ -360,12 +363,12 @@ struct StreamStrip {
 // may load through masks (kFirstMasked, kLastMasked).
 template <ConvEpilogue::Kind K, int KS, int V, int S, bool kFirstMasked, bool kLastMasked>
 void stream_strip(const Conv2d& c, const float* in, int64_t oy_begin, int64_t rows, const simd::Vec* weights,
-                  const float* kernel, simd::Vec init, const StreamStrip<KS, V>& strip_in, float* out) {
+                  const float* kernel, simd::Vec init, const StreamStrip& strip_in, float* out) {
   // The activations with many constants need the registers the weights would take: the weights
   // are then broadcast from memory in each FMA.
   constexpr bool kWeightsInRegisters = K != ConvEpilogue::Kind::kSilu && K != ConvEpilogue::Kind::kSigmoid;
   // Local copies, which the stores through `out` cannot alias: they stay in registers.
-  const StreamStrip<KS, V> strip = strip_in;
+  const StreamStrip strip = strip_in;
   simd::Vec w[KS * KS];
 #pragma GCC unroll 25
   for (int t = 0; t < KS * KS; ++t) w[t] = weights[t];
@@ -431,64 +434,113 @@ void stream_strip(const Conv2d& c, const float* in, int64_t oy_begin, int64_t ro
   round(std::make_integer_sequence<int, KS>{}, t, steps);
 }
 
-// Output rows [oy_begin, oy_begin + rows) by stream_strip: rows of one or two vectors as one
-// strip, wider ones in strips of three or four; false (nothing run) where an inner vector of a
-// strip would need a mask (padding wider than these kernels assume).
-template <ConvEpilogue::Kind K, int KS>
-bool stride1_stream(const Conv2d& c, const float* in, int64_t oy_begin, int64_t rows, const float* kernel, float init,
-                    float* out) {
-  const int64_t per_row = (c.ow + kLanes - 1) / kLanes;
-  if (c.pw >= KS || c.ow < 1) return false;
-  simd::Vec w[KS * KS];
-  for (int t = 0; t < KS * KS; ++t) w[t] = simd::broadcast(kernel[t]);
-  const simd::Vec init_vec = simd::broadcast(init);
-  // Strip of V vectors from vector j; false if an inner one needs a mask.
-  const auto run = [&](auto v_count, int64_t j) -> bool {
-    constexpr int V = decltype(v_count)::value;
-    constexpr int S = V == 1 ? 3 : V == 2 ? 2 : 1;
-    StreamStrip<KS, V> strip;
+// stream_strip's strips over a row of a KS x KS stride-1 Conv: rows of one or two vectors as one
+// strip, wider ones in strips of three or four. They are the same for every plane and band of the
+// Conv, so they are worked out once per kernel call rather than once per plane (on BlazeFace-256's
+// paired bands of 10 rows x 24 channels, per plane, they took 4 % of the model's time). No strips
+// (count 0) where the Conv is not of that kind, or where an inner vector of a strip would need a
+// mask (padding wider than these kernels assume).
+struct StreamRowPlan {
+  // Rows up to MaskedInputTaps' width, in strips of three vectors or more.
+  static constexpr int kMaxStrips = (MaskedInputTaps<3>::kMaxWidth / kLanes + 1) / 3 + 1;
+  int count = 0;
+  StreamStrip strips[kMaxStrips];
+
+  explicit StreamRowPlan(const Conv2d& c) {
+    const int ks = static_cast<int>(c.kh);
+    if (c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.kh != c.kw || (ks != 3 && ks != 5) || c.ph >= ks ||
+        c.pw >= ks || c.ow < 1 || c.iw > MaskedInputTaps<3>::kMaxWidth) {
+      return;
+    }
+    const int64_t per_row = (c.ow + kLanes - 1) / kLanes;
+    if (per_row <= 2) {
+      add(c, ks, static_cast<int>(per_row), 0);
+      return;
+    }
+    const int64_t total = (per_row + 3) / 4;
+    for (int64_t s = 0, j = 0; s < total; ++s) {
+      // 3 or 4 vectors; five make two strips of three sharing one (it is stored twice, the same).
+      const int64_t width = std::max<int64_t>(3, (per_row - j + (total - s) - 1) / (total - s));
+      j = std::min(j, per_row - width);
+      if (!add(c, ks, static_cast<int>(width), j)) return;
+      j += width;
+    }
+  }
+
+ private:
+  // The strip of `vectors` vectors from vector j; false, and no strips, if an inner one needs a mask.
+  bool add(const Conv2d& c, int ks, int vectors, int64_t j) {
+    StreamStrip& strip = strips[count];
+    strip.vectors = vectors;
     strip.store_mask = lanes_inside(0, c.ow);
-    bool masked[V] = {};
-    for (int v = 0; v < V; ++v) {
+    bool masked[StreamStrip::kMaxVectors] = {};
+    for (int v = 0; v < vectors; ++v) {
       strip.column[v] = row_vector_column(j + v, c.ow);
       strip.offset[v] = strip.column[v] - c.pw;
-      for (int kx = 0; kx < KS; ++kx) {
+      for (int kx = 0; kx < ks; ++kx) {
         strip.mask[v][kx] = lanes_inside(strip.offset[v] + kx, c.iw);
         masked[v] = masked[v] || strip.mask[v][kx] != 0xFFFF;
       }
     }
-    for (int v = 1; v + 1 < V; ++v) {
-      if (masked[v]) return false;
+    for (int v = 1; v + 1 < vectors; ++v) {
+      if (masked[v]) {
+        count = 0;
+        return false;
+      }
     }
-    const auto go = [&](auto first, auto last) {
+    // Narrow rows have both ends at the edges.
+    strip.first_masked = vectors <= 2 || masked[0];
+    strip.last_masked = vectors <= 2 || masked[vectors - 1];
+    ++count;
+    return true;
+  }
+};
+
+// Output rows [oy_begin, oy_begin + rows) by stream_strip over the plan's strips; false (nothing
+// run) where the plan has none.
+template <ConvEpilogue::Kind K, int KS>
+bool stride1_stream(const Conv2d& c, const StreamRowPlan& plan, const float* in, int64_t oy_begin, int64_t rows,
+                    const float* kernel, float init, float* out) {
+  if (plan.count == 0) return false;
+  simd::Vec w[KS * KS];
+  for (int t = 0; t < KS * KS; ++t) w[t] = simd::broadcast(kernel[t]);
+  const simd::Vec init_vec = simd::broadcast(init);
+  using T = std::true_type;
+  using F = std::false_type;
+  for (int s = 0; s < plan.count; ++s) {
+    const StreamStrip& strip = plan.strips[s];
+    const auto go = [&](auto v_count, auto first, auto last) {
+      constexpr int V = decltype(v_count)::value;
+      constexpr int S = V == 1 ? 3 : V == 2 ? 2 : 1;
       stream_strip<K, KS, V, S, decltype(first)::value, decltype(last)::value>(c, in, oy_begin, rows, w, kernel,
                                                                                init_vec, strip, out);
     };
-    using T = std::true_type;
-    using F = std::false_type;
-    if constexpr (V <= 2) {
-      go(T{}, T{});  // narrow rows: both ends at the edges
-    } else if (masked[0] && masked[V - 1]) {
-      go(T{}, T{});
-    } else if (masked[0]) {
-      go(T{}, F{});
-    } else if (masked[V - 1]) {
-      go(F{}, T{});
-    } else {
-      go(F{}, F{});
+    // Every (first, last) combination of 3- and 4-vector strips; 1 and 2 vectors are masked at both ends.
+    const auto wide = [&](auto v_count) {
+      if (strip.first_masked && strip.last_masked) {
+        go(v_count, T{}, T{});
+      } else if (strip.first_masked) {
+        go(v_count, T{}, F{});
+      } else if (strip.last_masked) {
+        go(v_count, F{}, T{});
+      } else {
+        go(v_count, F{}, F{});
+      }
+    };
+    switch (strip.vectors) {
+      case 1:
+        go(std::integral_constant<int, 1>{}, T{}, T{});
+        break;
+      case 2:
+        go(std::integral_constant<int, 2>{}, T{}, T{});
+        break;
+      case 3:
+        wide(std::integral_constant<int, 3>{});
+        break;
+      default:
+        wide(std::integral_constant<int, 4>{});
+        break;
     }
-    return true;
-  };
-  if (per_row == 1) return run(std::integral_constant<int, 1>{}, 0);
-  if (per_row == 2) return run(std::integral_constant<int, 2>{}, 0);
-  const int64_t strips = (per_row + 3) / 4;
-  for (int64_t s = 0, j = 0; s < strips; ++s) {
-    // 3 or 4 vectors; five make two strips of three sharing one (it is stored twice, the same).
-    const int64_t width = std::max<int64_t>(3, (per_row - j + (strips - s) - 1) / (strips - s));
-    j = std::min(j, per_row - width);
-    const bool ran = width == 4 ? run(std::integral_constant<int, 4>{}, j) : run(std::integral_constant<int, 3>{}, j);
-    if (!ran) return false;
-    j += width;
   }
   return true;
 }
@@ -510,7 +562,6 @@ bool try_stride1_row_blocks(const Conv2d& c, const float* direct_input, int64_t 
 #if defined(__AVX512F__)
     if (direct_input != nullptr) {
       if (c.ph >= KS || c.pw >= KS || c.iw > MaskedInputTaps<KS>::kMaxWidth) return false;
-      if (stride1_stream<K, KS>(c, direct_input, oy_begin, rows, kernel, init, out)) return true;
       MaskedInputTaps<KS> taps(c, direct_input, oy_begin);
       stride1_row_blocks<K, KS>(c, rows, taps, kernel, init, out);
       return true;
@@ -607,15 +658,26 @@ void stride2_3x3_direct(const Conv2d& c, const float* in, int64_t oy_begin, int6
 }
 #endif
 
-// The input-direct kernels with AVX-512 (stride 1 row blocks, 3 x 3 stride 2); false where
-// neither applies, or without AVX-512.
+#if !defined(__AVX512F__)
+// Without AVX-512 there are no streamed kernels, and no strips to plan.
+struct StreamRowPlan {
+  explicit StreamRowPlan(const Conv2d& /*c*/) {}
+};
+#endif
+
+// The input-direct kernels with AVX-512 (streamed stride 1 by `stream`'s strips, else stride 1
+// row blocks; 3 x 3 stride 2); false where none applies, or without AVX-512.
 template <ConvEpilogue::Kind K>
-bool try_direct(const Conv2d& c, const float* in, int64_t oy_begin, int64_t rows, const float* kernel, float init,
-                float* out) {
+bool try_direct(const Conv2d& c, [[maybe_unused]] const StreamRowPlan& stream, const float* in, int64_t oy_begin,
+                int64_t rows, const float* kernel, float init, float* out) {
 #if defined(__AVX512F__)
   if (c.sh == 2 && c.sw == 2 && c.kh == 3 && c.kw == 3 && c.dh == 1 && c.dw == 1) {
     stride2_3x3_direct<K>(c, in, oy_begin, rows, kernel, init, out);
     return true;
+  }
+  if (stream.count > 0) {
+    return c.kh == 3 ? stride1_stream<K, 3>(c, stream, in, oy_begin, rows, kernel, init, out)
+                     : stride1_stream<K, 5>(c, stream, in, oy_begin, rows, kernel, init, out);
   }
 #endif
   return try_stride1_row_blocks<K>(c, in, oy_begin, rows, nullptr, kernel, init, out);
@@ -642,7 +704,8 @@ void dispatch_kernel_activation(ConvEpilogue::Kind kind, Fn&& fn) {
 
 // Output rows [oy_begin, oy_end) of one (n, c) plane into `out` (row oy_begin first, rows ow
 // apart): the phase rows they read (their own and (kh - 1) * dh / sh more), then the taps.
-void depthwise_plane(const Conv2d& c, int64_t plane, int64_t oy_begin, int64_t oy_end, float* out, float* scratch) {
+void depthwise_plane(const Conv2d& c, const StreamRowPlan& stream, int64_t plane, int64_t oy_begin, int64_t oy_end,
+                     float* out, float* scratch) {
   const int64_t channel = plane % c.channels;
   const float* in = c.x + plane * c.input_plane;
   const float* kernel = c.w + channel * c.kh * c.kw;
@@ -671,7 +734,7 @@ void depthwise_plane(const Conv2d& c, int64_t plane, int64_t oy_begin, int64_t o
   const float init = c.bias != nullptr ? c.bias[channel] : 0.0f;
   bool direct = false;  // with AVX-512, kernels that read the input without phase planes
   dispatch_kernel_activation(fused_kind, [&](auto kind) {
-    direct = try_direct<decltype(kind)::value>(c, in, oy_begin, rows, kernel, init, out);
+    direct = try_direct<decltype(kind)::value>(c, stream, in, oy_begin, rows, kernel, init, out);
   });
   if (direct) return finish_rows();
   fill_phase_rows_range(c, in, oy_begin, oy_end + (c.phase_rows - c.oh), scratch, c.phase_plane_floats);
@@ -738,15 +801,17 @@ void depthwise_plane(const Conv2d& c, int64_t plane, int64_t oy_begin, int64_t o
 }  // namespace
 
 void conv_depthwise_planes(const Conv2d& c, int64_t begin, int64_t end, float* scratch) {
+  const StreamRowPlan stream(c);
   for (int64_t plane = begin; plane < end; ++plane) {
-    depthwise_plane(c, plane, 0, c.oh, c.y + plane * c.output_plane, scratch);
+    depthwise_plane(c, stream, plane, 0, c.oh, c.y + plane * c.output_plane, scratch);
   }
 }
 
 void conv_depthwise_band(const Conv2d& c, int64_t n, int64_t oy_begin, int64_t oy_end, float* out, int64_t out_plane,
                          float* scratch) {
+  const StreamRowPlan stream(c);
   for (int64_t channel = 0; channel < c.channels; ++channel) {
-    depthwise_plane(c, n * c.channels + channel, oy_begin, oy_end, out + channel * out_plane, scratch);
+    depthwise_plane(c, stream, n * c.channels + channel, oy_begin, oy_end, out + channel * out_plane, scratch);
   }
 }
 
