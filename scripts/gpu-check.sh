@@ -54,10 +54,13 @@ run_checks() {
   done
   export EDGEFUSE_ASSETS_DIR="$PWD/$bundle/assets" EDGEFUSE_REQUIRE_ASSETS=1
   nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
+  # Each step under its own time limit (exit 124 when it ran out), so that a hung kernel leaves the
+  # lease's minutes to the steps after it and its log still comes back.
   local tests_rc=0
-  "$bundle/bin/test_cuda" >"$out/test_cuda.log" 2>&1 || tests_rc=$?
+  timeout "${GPU_CHECK_TEST_S:-240}" "$bundle/bin/test_cuda" >"$out/test_cuda.log" 2>&1 || tests_rc=$?
   local bench_rc=0
-  "$bundle/bin/bench_cuda" --runs "${GPU_CHECK_RUNS:-200}" >"$out/bench_cuda.md" 2>&1 || bench_rc=$?
+  timeout "${GPU_CHECK_BENCH_S:-180}" "$bundle/bin/bench_cuda" --runs "${GPU_CHECK_RUNS:-200}" \
+    >"$out/bench_cuda.md" 2>&1 || bench_rc=$?
   {
     echo "# GPU check $(date -u +%Y-%m-%dT%H:%MZ)"
     echo
