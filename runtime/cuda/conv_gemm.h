@@ -11,9 +11,10 @@
 // In fp16 storage a step whose input is binary16 may also run on tensor cores (tilings with
 // tensor_cores set): each warp multiplies 16 x 16 x 16 half blocks with f32 accumulation
 // (nvcuda::wmma, sm_70 and later). Its input is already binary16, so products are exact; its f32
-// weights are split into a binary16 high part and the binary16 rounding of the rest, two
-// products per block, so they keep about 22 bits: the sums are the f32 tilings' up to order and
-// a relative 2^-22 of each weight, not fp16 arithmetic's 2^-11.
+// weights are split into a binary16 high part and the binary16 rounding of the rest times 2^11
+// (a normal binary16 whatever the weight's magnitude), two products per block into two
+// accumulators, so they keep about 22 bits: the sums are the f32 tilings' up to order and a
+// relative 2^-22 of each weight, not fp16 arithmetic's 2^-11.
 //
 // The choice is plain host arithmetic, so it is tested without a GPU.
 #pragma once

@@ -2,8 +2,10 @@
 // whose input is binary16. The block, its groups, their double-buffered stages and the epilogue
 // are the f32 kernel's (conv_gemm.cu); what differs is the multiply: each warp owns a 16 x 32
 // part of its group's tile as two wmma accumulator blocks, and each stage is staged as binary16,
-// W as a high part and the binary16 rounding of the rest (exact sums of two products per block,
-// so the f32 weights keep about 22 of their bits). Device code, included by conv_gemm.cu only.
+// W as a high part and the binary16 rounding of the rest times 2^11, multiplied into a second
+// accumulator that is scaled back at the end (exact products, so the f32 weights keep about 22 of
+// their bits at any magnitude: unscaled, the rest of a weight below about 0.1 is a subnormal
+// binary16, and a weight of 1e-3 kept only 14 bits). Device code, included by conv_gemm.cu only.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -168,7 +170,8 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm_tensor_cores(View v) {
       const int at = e / kStage * kWeightStride + e % kStage;
       const __half w_high = __float2half_rn(stages.next.w[j]);
       high[at] = w_high;
-      low[at] = __float2half_rn(stages.next.w[j] - __half2float(w_high));
+      // At most half a binary16 ulp of w (16 below 65504), so times 2^11 it stays finite.
+      low[at] = __float2half_rn((stages.next.w[j] - __half2float(w_high)) * 2048.0f);
     }
 #pragma unroll
     for (int j = 0; j < Loads::kInputLoads; ++j) {
@@ -176,9 +179,13 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm_tensor_cores(View v) {
       x[e / kColumns * kInputStride + e % kColumns] = __float2half_rn(stages.next.x[j]);
     }
   };
-  wmma::fragment<wmma::accumulator, kBlock, kBlock, kBlock, float> acc[2];
-  wmma::fill_fragment(acc[0], 0.0f);
-  wmma::fill_fragment(acc[1], 0.0f);
+  // The products of W's high parts, and those of its scaled low parts.
+  wmma::fragment<wmma::accumulator, kBlock, kBlock, kBlock, float> acc[2], acc_low[2];
+#pragma unroll
+  for (int f = 0; f < 2; ++f) {
+    wmma::fill_fragment(acc[f], 0.0f);
+    wmma::fill_fragment(acc_low[f], 0.0f);
+  }
   const auto multiply = [&](int buffer) {
     const __half* const high = staging + (buffer * kSplits + stages.group) * kStageHalves;
     const __half* const low = high + kWeightHalves;
@@ -192,7 +199,7 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm_tensor_cores(View v) {
       for (int f = 0; f < 2; ++f) {
         wmma::fragment<wmma::matrix_b, kBlock, kBlock, kBlock, __half, wmma::row_major> b;
         wmma::load_matrix_sync(b, x + k * kInputStride + warp_column + f * kBlock, kInputStride);
-        wmma::mma_sync(acc[f], w_low, b, acc[f]);
+        wmma::mma_sync(acc_low[f], w_low, b, acc_low[f]);
         wmma::mma_sync(acc[f], w_high, b, acc[f]);
       }
     }
@@ -204,6 +211,10 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm_tensor_cores(View v) {
   float* const partial = partials + stages.group * kRows * kColumns;
 #pragma unroll
   for (int f = 0; f < 2; ++f) {
+    // Both accumulators have the same fragment layout: element by element, the low parts' sum
+    // scaled back (an exact power of two) joins the high parts'.
+#pragma unroll
+    for (int i = 0; i < acc[f].num_elements; ++i) acc[f].x[i] += acc_low[f].x[i] * (1.0f / 2048.0f);
     wmma::store_matrix_sync(partial + warp_row * kColumns + warp_column + f * kBlock, acc[f], kColumns,
                             wmma::mem_row_major);
   }

@@ -75,7 +75,10 @@ ConvLibraries::ConvLibraries(void* stream, LibraryUse cublas, LibraryUse cudnn, 
 
 ConvLibraries::~ConvLibraries() = default;
 
-void ConvLibraries::load_for(const LoweredPlan& plan, const Bindings& bindings) {
+void ConvLibraries::load_for(const LoweredPlan& plan, const Bindings& bindings, bool tuning) {
+  const auto may_run = [tuning](LibraryUse use) {
+    return use == LibraryUse::kAlways || (use == LibraryUse::kWhereFaster && tuning);
+  };
   bool cublas_candidates = false, cudnn_candidates = false;
   for (const LoweredStep& step : plan.steps) {
     if (std::holds_alternative<PointwiseConvStep>(step.params)) {
@@ -85,7 +88,7 @@ void ConvLibraries::load_for(const LoweredPlan& plan, const Bindings& bindings) 
       cudnn_candidates = cudnn_candidates || cudnn_conv_eligible(std::get<ConvGemmStep>(bind_step(step, bindings)));
     }
   }
-  if (cublas_candidates && !cublas_tried_ && cublas_use_ != LibraryUse::kNever) {
+  if (cublas_candidates && !cublas_tried_ && may_run(cublas_use_)) {
     cublas_tried_ = true;
     Result<std::unique_ptr<CublasGemm>> loaded = CublasGemm::create(stream_);
     if (loaded.is_ok()) {
@@ -94,7 +97,7 @@ void ConvLibraries::load_for(const LoweredPlan& plan, const Bindings& bindings) 
       report_(make_message("1x1 Convs without cuBLAS: ", loaded.status().message()));
     }
   }
-  if (cudnn_candidates && !cudnn_tried_ && cudnn_use_ != LibraryUse::kNever) {
+  if (cudnn_candidates && !cudnn_tried_ && may_run(cudnn_use_)) {
     cudnn_tried_ = true;
     Result<std::unique_ptr<CudnnConv>> loaded = CudnnConv::create(stream_);
     if (loaded.is_ok()) {
@@ -119,6 +122,11 @@ void ConvLibraries::begin_tuning(const void* constants, size_t constants_bytes) 
   constants_bytes_ = constants_bytes;
 }
 
+void ConvLibraries::library_failed(const char* library, const std::string& what, const Status& why) {
+  ++tuning_.failed;
+  if (report_) report_(make_message(what, ": ", library, " not used, it failed: ", why.message()));
+}
+
 template <typename Step>
 Result<double> ConvLibraries::difference_from_ours(const Step& ours, const std::function<Status()>& library) {
   const StepFloats floats = floats_of(ours);
@@ -132,7 +140,9 @@ Result<double> ConvLibraries::difference_from_ours(const Step& ours, const std::
   if (ours.in[3] != nullptr) EF_RETURN_IF_ERROR(fill_random(ours.in[3], floats.residual, 2, stream));
   EF_RETURN_IF_ERROR(launch_ours(ours, stream_));
   EF_ASSIGN_OR_RETURN(const std::vector<float> expected, download(ours.out, floats.output, stream));
-  EF_RETURN_IF_ERROR(library());
+  // A failing library call declines the library for this step (kUnsupported), unlike our own
+  // kernel's or a copy's failure.
+  if (const Status called = library(); !called.is_ok()) return unsupported("it failed: ", called.message());
   EF_ASSIGN_OR_RETURN(const std::vector<float> actual, download(ours.out, floats.output, stream));
   double difference = 0, norm = 0;
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -148,9 +158,13 @@ Status ConvLibraries::tune(const PointwiseConvStep& bound, float ours_ms, Pointw
                            const std::string& what) {
   params.cublas = false;
   if (!cublas_ || cublas_use_ != LibraryUse::kWhereFaster || !library_gemm_eligible(bound)) return Status::ok();
-  EF_ASSIGN_OR_RETURN(const float library_ms, cublas_->time(bound, 10));
+  const Result<float> library_ms = cublas_->time(bound, 10);
+  if (!library_ms.is_ok()) {
+    library_failed("cuBLAS", what, library_ms.status());
+    return Status::ok();
+  }
   ++tuning_.cublas_timed;
-  if (!(library_ms < ours_ms)) return Status::ok();
+  if (!(*library_ms < ours_ms)) return Status::ok();
   PointwiseConvStep ours = bound;
   ours.gemm_tiling = params.gemm_tiling;
   Result<double> difference = difference_from_ours(ours, [&]() { return cublas_->launch(bound); });
@@ -170,13 +184,20 @@ Status ConvLibraries::tune(const ConvGemmStep& bound, float ours_ms, ConvGemmSte
   if (!cudnn_ || cudnn_use_ != LibraryUse::kWhereFaster || !cudnn_conv_eligible(bound)) return Status::ok();
   Result<int> algorithm = cudnn_->find_algorithm(bound);
   if (!algorithm.is_ok()) {
-    if (algorithm.status().code() != StatusCode::kUnsupported) return algorithm.status();
-    if (report_) report_(make_message(what, ": ", algorithm.status().message()));
+    if (algorithm.status().code() != StatusCode::kUnsupported) {
+      library_failed("cuDNN", what, algorithm.status());
+    } else if (report_) {
+      report_(make_message(what, ": ", algorithm.status().message()));
+    }
     return Status::ok();
   }
-  EF_ASSIGN_OR_RETURN(const float library_ms, cudnn_->time(bound, *algorithm, 10));
+  const Result<float> library_ms = cudnn_->time(bound, *algorithm, 10);
+  if (!library_ms.is_ok()) {
+    library_failed("cuDNN", what, library_ms.status());
+    return Status::ok();
+  }
   ++tuning_.cudnn_timed;
-  if (!(library_ms < ours_ms)) return Status::ok();
+  if (!(*library_ms < ours_ms)) return Status::ok();
   ConvGemmStep ours = bound;
   ours.gemm_tiling = params.gemm_tiling;
   Result<double> difference = difference_from_ours(ours, [&]() { return cudnn_->launch(bound, *algorithm); });
@@ -201,6 +222,7 @@ std::string ConvLibraries::tuning_summary() const {
   }
   if (tuning_.mismatched > 0)
     summary += make_message("; ", tuning_.mismatched, " faster but not checked equal to ours");
+  if (tuning_.failed > 0) summary += make_message("; ", tuning_.failed, " library calls failed");
   return summary;
 }
 
@@ -221,25 +243,30 @@ Status ConvLibraries::settle(LoweredPlan& plan, const Bindings& bindings) {
       if (algorithm < 0) {  // kAlways: cuDNN's own fastest
         Result<int> found = cudnn_->find_algorithm(bound);
         if (!found.is_ok()) {
-          if (found.status().code() != StatusCode::kUnsupported) return found.status();
+          if (report_) report_(make_message("a Conv stays off cuDNN: ", found.status().message()));
           continue;
         }
         algorithm = *found;
       }
       if (const Status usable = cudnn_->check(bound, algorithm); !usable.is_ok()) {
-        if (usable.code() != StatusCode::kUnsupported) return usable;
         if (report_) report_(make_message("a Conv stays off cuDNN: ", usable.message()));
         continue;
       }
       windowed->cudnn_algorithm = algorithm;
     }
   }
-  for (const LoweredStep& step : plan.steps) {
+  for (LoweredStep& step : plan.steps) {
     const StepParams bound = bind_step(step, bindings);
     if (const auto* p = std::get_if<PointwiseConvStep>(&bound); p != nullptr && p->cublas) {
-      EF_RETURN_IF_ERROR(cublas_->launch(*p).with_context("cuBLAS warm-up"));
+      if (const Status warmed = cublas_->launch(*p); !warmed.is_ok()) {
+        if (report_) report_(make_message("a 1x1 Conv stays off cuBLAS, its warm-up failed: ", warmed.message()));
+        std::get<PointwiseConvStep>(step.params).cublas = false;
+      }
     } else if (const auto* c = std::get_if<ConvGemmStep>(&bound); c != nullptr && c->cudnn_algorithm >= 0) {
-      EF_RETURN_IF_ERROR(cudnn_->launch(*c, c->cudnn_algorithm).with_context("cuDNN warm-up"));
+      if (const Status warmed = cudnn_->launch(*c, c->cudnn_algorithm); !warmed.is_ok()) {
+        if (report_) report_(make_message("a Conv stays off cuDNN, its warm-up failed: ", warmed.message()));
+        std::get<ConvGemmStep>(step.params).cudnn_algorithm = -1;
+      }
     }
   }
   EF_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)));

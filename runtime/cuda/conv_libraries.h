@@ -43,8 +43,9 @@ class ConvLibraries {
 
   // Loads each library (once: a failure is reported and not retried) that its option allows and
   // that a step of `plan`, bound to `bindings`, may run through: a plan with none (fp16) never
-  // pays for loading one.
-  void load_for(const LoweredPlan& plan, const Bindings& bindings);
+  // pays for loading one. With `tuning` false (tilings forced or by the cost model) only a library
+  // used always (LibraryUse::kAlways) can run a step, and only such a library is loaded.
+  void load_for(const LoweredPlan& plan, const Bindings& bindings, bool tuning);
 
   // The versions tuning times (for the plan cache's key): "none" for a library it does not.
   std::string timed_cublas_version() const;
@@ -57,7 +58,8 @@ class ConvLibraries {
   // After tuning set `params`' fastest tiling, timed at `ours_ms` on `bound`: times the library
   // that may run the step and marks `params` to run through it where it is faster and matches our
   // kernel (kLibraryTolerance). `what` names the node in reports. Scribbles over the step's input,
-  // residual and output (tuning runs before the first frame).
+  // residual and output (tuning runs before the first frame). A library call that fails leaves
+  // the step on our kernel, reported; only a CUDA error of our own is returned.
   Status tune(const PointwiseConvStep& bound, float ours_ms, PointwiseConvStep& params, const std::string& what);
   Status tune(const ConvGemmStep& bound, float ours_ms, ConvGemmStep& params, const std::string& what);
   // "; cuBLAS timed on 82, faster on 3; cuDNN timed on 1, faster on 1", or empty.
@@ -67,7 +69,8 @@ class ConvLibraries {
   // every step, tuning or the cache for some; only steps this executor can run that way keep it
   // (the library loaded, the bound step eligible, a cuDNN algorithm within the workspace). Then
   // each library step runs once, outside any capture, so that the libraries have picked and
-  // loaded their kernels before a capture records them. Scribbles over the arena.
+  // loaded their kernels before a capture records them; a step whose library call fails there
+  // goes back to our kernel, reported. Scribbles over the arena.
   Status settle(LoweredPlan& plan, const Bindings& bindings);
 
   // Enqueues a bound step: through the library it is marked for, else our kernel.
@@ -78,8 +81,10 @@ class ConvLibraries {
 
  private:
   struct Tuning {
-    int cublas_timed = 0, cublas_chosen = 0, cudnn_timed = 0, cudnn_chosen = 0, mismatched = 0;
+    int cublas_timed = 0, cublas_chosen = 0, cudnn_timed = 0, cudnn_chosen = 0, mismatched = 0, failed = 0;
   };
+  // Reports that `library` failed on the step `what` (which stays on our kernel) and counts it.
+  void library_failed(const char* library, const std::string& what, const Status& why);
   // Relative L2 difference between our kernel's output for `ours` and `library`'s, on the same
   // random input and residual.
   template <typename Step>

@@ -10,8 +10,16 @@ CublasLibrary::~CublasLibrary() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
-Result<std::shared_ptr<const CublasLibrary>> CublasLibrary::load() {
-  constexpr const char* kNames[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so",
+Result<std::shared_ptr<const CublasLibrary>> CublasLibrary::open_first() {
+  // The toolkit's runtime files last, for a runtime-only install (JetPack, a container) whose
+  // lib64 is not on the loader's path.
+  constexpr const char* kNames[] = {"libcublas.so.13",
+                                    "libcublas.so.12",
+                                    "libcublas.so.11",
+                                    "libcublas.so",
+                                    "/usr/local/cuda/lib64/libcublas.so.13",
+                                    "/usr/local/cuda/lib64/libcublas.so.12",
+                                    "/usr/local/cuda/lib64/libcublas.so.11",
                                     "/usr/local/cuda/lib64/libcublas.so"};
   std::string tried;
   for (const char* name : kNames) {
@@ -43,6 +51,14 @@ Result<std::shared_ptr<const CublasLibrary>> CublasLibrary::load() {
     return std::shared_ptr<const CublasLibrary>(std::move(library));
   }
   return unsupported("cuBLAS not found (tried ", tried, ")");
+}
+
+Result<std::shared_ptr<const CublasLibrary>> CublasLibrary::load() {
+  // Once per process, and kept: cuBLAS (with cuBLASLt, over 500 MB) really unloads on dlclose,
+  // and loading it again took 0.4-1 s, once for every executor. Deliberately never freed, so that
+  // it is not unloaded during exit either.
+  static const auto* const loaded = new Result<std::shared_ptr<const CublasLibrary>>(open_first());
+  return *loaded;
 }
 
 Status cublas_status(cublasStatus_t status, const char* what) {

@@ -42,11 +42,14 @@ struct CublasLibrary {
   CublasLibrary& operator=(const CublasLibrary&) = delete;
   ~CublasLibrary();
 
-  // The first of CUDA 13's, 12's, 11's, the loader's default and the toolkit's copy that loads
-  // with every entry point; kUnsupported naming what was tried when none does.
+  // The first of CUDA 13's, 12's, 11's, the loader's default and the toolkit's copies that loads
+  // with every entry point; kUnsupported naming what was tried when none does. Loaded once per
+  // process (the first call's result, failure included, is every later call's).
   static Result<std::shared_ptr<const CublasLibrary>> load();
 
  private:
+  static Result<std::shared_ptr<const CublasLibrary>> open_first();
+
   void* handle_ = nullptr;  // dlopen's
 };
 

@@ -158,7 +158,7 @@ Result<ShapeState*> CudaExecutor::Impl::state_for(std::span<const TensorDesc> in
     lowering.f32_values = state->calibration->f32_values;
   }
   EF_RETURN_IF_ERROR(build(*state, inputs, lowering));
-  libraries->load_for(state->lowered, state->bindings);
+  libraries->load_for(state->lowered, state->bindings, options.tune_gemm && options.gemm_tiling < 0);
   if (options.gemm_tiling >= 0) {
     // Where the forced tiling is not allowed (tensor cores on an f32 input), the cost model's.
     const gpu::GemmTiling& forced = gpu::kGemmTilings[options.gemm_tiling];

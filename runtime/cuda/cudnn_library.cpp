@@ -12,9 +12,9 @@ CudnnLibrary::~CudnnLibrary() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
-Result<std::shared_ptr<const CudnnLibrary>> CudnnLibrary::load() {
+Result<std::shared_ptr<const CudnnLibrary>> CudnnLibrary::open_first() {
   constexpr const char* kNames[] = {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so",
-                                    "/usr/local/cuda/lib64/libcudnn.so.9"};
+                                    "/usr/local/cuda/lib64/libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn.so.8"};
   std::string tried;
   for (const char* name : kNames) {
     auto library = std::make_shared<CudnnLibrary>();
@@ -61,6 +61,13 @@ Result<std::shared_ptr<const CudnnLibrary>> CudnnLibrary::load() {
     return std::shared_ptr<const CudnnLibrary>(std::move(library));
   }
   return unsupported("cuDNN not found (tried ", tried, ")");
+}
+
+Result<std::shared_ptr<const CudnnLibrary>> CudnnLibrary::load() {
+  // Once per process and kept, as cuBLAS is (cublas_library.cpp): loading it again per executor
+  // costs far more than the memory it holds. Deliberately never freed.
+  static const auto* const loaded = new Result<std::shared_ptr<const CudnnLibrary>>(open_first());
+  return *loaded;
 }
 
 Status CudnnLibrary::check(cudnnStatus_t status, const char* what) const {

@@ -46,14 +46,17 @@ struct CudnnLibrary {
   CudnnLibrary& operator=(const CudnnLibrary&) = delete;
   ~CudnnLibrary();
 
-  // The first of cuDNN 9's, 8's, the loader's default and the CUDA toolkit's copy that loads with
-  // every entry point; kUnsupported naming what was tried when none does.
+  // The first of cuDNN 9's, 8's, the loader's default and the CUDA toolkit's copies that loads
+  // with every entry point; kUnsupported naming what was tried when none does. Loaded once per
+  // process (the first call's result, failure included, is every later call's).
   static Result<std::shared_ptr<const CudnnLibrary>> load();
 
   // OK, or kInternal naming `what` and cuDNN's message for `status`.
   Status check(cudnnStatus_t status, const char* what) const;
 
  private:
+  static Result<std::shared_ptr<const CudnnLibrary>> open_first();
+
   void* handle_ = nullptr;  // dlopen's
 };
 

@@ -1,6 +1,7 @@
 #include "runtime/cuda/fp16_calibration.h"
 
 #include <cmath>
+#include <limits>
 
 namespace edgefuse::gpu {
 
@@ -46,7 +47,11 @@ double largest_relative_l2(std::span<const Tensor> actual, std::span<const Tenso
       difference += d * d;
       norm += static_cast<double>(e.data<float>()[k]) * e.data<float>()[k];
     }
-    largest = std::max(largest, norm > 0 ? std::sqrt(difference / norm) : std::sqrt(difference));
+    const double error = norm > 0 ? std::sqrt(difference / norm) : std::sqrt(difference);
+    // A NaN or infinite output (an fp16 overflow, then inf - inf) is the worst error, not one that
+    // std::max and the comparisons below would pass over.
+    if (!std::isfinite(error)) return std::numeric_limits<double>::infinity();
+    largest = std::max(largest, error);
   }
   return largest;
 }

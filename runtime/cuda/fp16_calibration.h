@@ -52,7 +52,8 @@ Result<Fp16Calibration> calibrate_fp16(const Graph& graph, std::span<const Tenso
                                        const Fp16Evaluator& evaluate, const Fp16CalibrationOptions& options = {});
 
 // The largest relative L2 distance, over the f32 outputs, of `actual` from `expected`
-// (sqrt(sum (a - e)^2 / sum e^2); the absolute distance where `expected` is all zeros).
+// (sqrt(sum (a - e)^2 / sum e^2); the absolute distance where `expected` is all zeros); infinity
+// where one is not finite (a NaN or infinite output).
 double largest_relative_l2(std::span<const Tensor> actual, std::span<const Tensor> expected);
 
 }  // namespace edgefuse::gpu

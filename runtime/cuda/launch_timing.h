@@ -1,7 +1,8 @@
 // How long a library's launch takes on the device, for the first frame's choice between a library
 // (cuBLAS, cuDNN) and our own kernels: `launch` (which enqueues its work on `stream`, a
 // cudaStream_t) once to warm up, then `launches` times back to back, queued behind a spin kernel
-// so that CUDA events time the device's work rather than the host's enqueueing.
+// so that CUDA events time the device's work rather than the host's enqueueing (a spin that ended
+// before the last launch was enqueued is lengthened and the launches timed again).
 #pragma once
 
 #include <functional>

@@ -18,6 +18,7 @@
 #include "fusion/pass_manager.h"
 #include "models/onnx/onnx_importer.h"
 #include "runtime/cuda/conv_gemm.h"
+#include "runtime/cuda/conv_libraries.h"
 #include "runtime/cuda/cublas_library.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cudnn_conv.h"
@@ -102,7 +103,9 @@ TEST_CASE("the Conv GEMM in every tiling, and as tuned, matches the CPU on every
       Result<std::unique_ptr<CudaExecutor>> executor =
           CudaExecutor::create(c.graph, CudaExecutorOptions{.device = 0, .gemm_tiling = tiling});
       REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
-      check_gpu_outputs(run_on_gpu(**executor, c.inputs), expected, false, 1e-5);
+      // Tuned, a library may run a step: within kLibraryTolerance of our kernel, itself within 1e-5.
+      const double tolerance = tiling < 0 ? 1e-5 + gpu::kLibraryTolerance : 1e-5;
+      check_gpu_outputs(run_on_gpu(**executor, c.inputs), expected, false, tolerance);
       // f32 storage: a tensor-core tiling is not allowed, and the cost model's runs instead.
       if (tiling >= 0 && gpu::kGemmTilings[tiling].tensor_cores) {
         for (const auto& [index, may] : gemm_steps(**executor)) CHECK(index == -1);
@@ -115,12 +118,14 @@ TEST_CASE("the Conv GEMM in every tiling, and as tuned, matches the CPU on every
   CHECK_FALSE(out_of_range.is_ok());
 }
 
-#define REQUIRE_CUBLAS()                                                                                          \
-  do {                                                                                                            \
-    if (Result<std::shared_ptr<const gpu::CublasLibrary>> cublas = gpu::CublasLibrary::load(); !cublas.is_ok()) { \
-      MESSAGE("SKIPPED: ", cublas.status().message());                                                            \
-      return;                                                                                                     \
-    }                                                                                                             \
+#define REQUIRE_CUBLAS()                                                                   \
+  do {                                                                                     \
+    Result<std::shared_ptr<const gpu::CublasLibrary>> cublas = gpu::CublasLibrary::load(); \
+    if (!cublas.is_ok()) {                                                                 \
+      MESSAGE("SKIPPED: ", cublas.status().message());                                     \
+      return;                                                                              \
+    }                                                                                      \
+    MESSAGE("cuBLAS ", (*cublas)->version, " from ", (*cublas)->path);                     \
   } while (0)
 
 // Every op case with a Conv on the GPU with `options` (a library allowed on every step it may
@@ -128,7 +133,7 @@ TEST_CASE("the Conv GEMM in every tiling, and as tuned, matches the CPU on every
 // counts over all cases, the same in both. `launched_exact`: the launched run must equal the
 // captured one bit for bit (the same library calls), else each is checked against the CPU.
 int library_steps_over_op_cases(CudaExecutorOptions options, int (CudaExecutor::*steps_through)() const,
-                                bool launched_exact) {
+                                bool launched_exact, double tolerance) {
   int steps = 0;
   for (const GpuOpCase& c : gpu_op_cases()) {
     const auto& nodes = c.graph->nodes();
@@ -139,7 +144,7 @@ int library_steps_over_op_cases(CudaExecutorOptions options, int (CudaExecutor::
     Result<std::unique_ptr<CudaExecutor>> graphed = CudaExecutor::create(c.graph, options);
     REQUIRE_MESSAGE(graphed.is_ok(), graphed.status().to_string());
     const std::vector<Tensor> outputs = run_on_gpu(**graphed, c.inputs);
-    check_gpu_outputs(outputs, expected, false, 1e-5);
+    check_gpu_outputs(outputs, expected, false, tolerance);
     steps += ((**graphed).*steps_through)();
     options.use_cuda_graph = false;
     Result<std::unique_ptr<CudaExecutor>> launched = CudaExecutor::create(c.graph, options);
@@ -147,7 +152,7 @@ int library_steps_over_op_cases(CudaExecutorOptions options, int (CudaExecutor::
     if (launched_exact) {
       check_gpu_outputs(run_on_gpu(**launched, c.inputs), outputs, true, 0);
     } else {
-      check_gpu_outputs(run_on_gpu(**launched, c.inputs), expected, false, 1e-5);
+      check_gpu_outputs(run_on_gpu(**launched, c.inputs), expected, false, tolerance);
     }
     CHECK(((**launched).*steps_through)() == ((**graphed).*steps_through)());
   }
@@ -167,27 +172,30 @@ TEST_CASE("1x1 Convs through cuBLAS and the epilogue kernel match the CPU on eve
   REQUIRE_CUBLAS();
   const int steps =
       library_steps_over_op_cases(CudaExecutorOptions{.device = 0, .tune_gemm = false, .cublas = LibraryUse::kAlways},
-                                  &CudaExecutor::last_cublas_steps, true);
+                                  &CudaExecutor::last_cublas_steps, true, 1e-5);
   MESSAGE("1x1 Conv steps on cuBLAS over the op cases: ", steps);
   CHECK(steps >= 3);
   check_never(CudaExecutorOptions{.device = 0, .cublas = LibraryUse::kNever}, &CudaExecutor::last_cublas_steps);
 }
 
-#define REQUIRE_CUDNN()                                                                                    \
-  do {                                                                                                     \
-    if (Result<std::unique_ptr<gpu::CudnnConv>> cudnn = gpu::CudnnConv::create(nullptr); !cudnn.is_ok()) { \
-      MESSAGE("SKIPPED: ", cudnn.status().message());                                                      \
-      return;                                                                                              \
-    }                                                                                                      \
+#define REQUIRE_CUDNN()                                                              \
+  do {                                                                               \
+    Result<std::unique_ptr<gpu::CudnnConv>> cudnn = gpu::CudnnConv::create(nullptr); \
+    if (!cudnn.is_ok()) {                                                            \
+      MESSAGE("SKIPPED: ", cudnn.status().message());                                \
+      return;                                                                        \
+    }                                                                                \
+    MESSAGE("cuDNN ", (*cudnn)->version());                                          \
   } while (0)
 
 TEST_CASE("windowed Convs through cuDNN and the epilogue kernel match the CPU on every op case, captured or launched") {
   REQUIRE_CUDA_DEVICE();
   REQUIRE_CUDNN();
-  // cuDNN's fastest algorithm is found again for each executor and may differ between them.
+  // cuDNN's fastest algorithm is found again for each executor and may differ between them; used
+  // always, it is not checked against our kernel, and a Winograd or FFT algorithm rounds more.
   const int steps = library_steps_over_op_cases(
       CudaExecutorOptions{.device = 0, .tune_gemm = false, .cublas = LibraryUse::kNever, .cudnn = LibraryUse::kAlways},
-      &CudaExecutor::last_cudnn_steps, false);
+      &CudaExecutor::last_cudnn_steps, false, 1e-4);
   // The f32 2-d and 1-d group-1 Convs with a window (5 of the op cases' 6: cudnn_conv_shape_test).
   MESSAGE("windowed Conv steps on cuDNN over the op cases: ", steps);
   CHECK(steps >= 3);
@@ -223,8 +231,8 @@ TEST_CASE("on tensor cores, in every tiling, a Conv GEMM computes what the f32 t
           c.graph, CudaExecutorOptions{.device = 0, .fp16 = true, .fp16_calibration = false, .gemm_tiling = tiling});
       REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
       // Products of binary16 X and W's two binary16 parts are exact; only the order of the f32
-      // sums and W's bits past the 22nd differ (about 3e-7 relative). W rounded to binary16 alone
-      // would differ by about 2e-4.
+      // sums and W's bits past the 22nd differ (about 3e-7 relative in a host emulation of the
+      // kernel, weights from 1 down to 1e-3). W rounded to binary16 alone would differ by about 2e-4.
       check_gpu_outputs(run_on_gpu(**executor, c.inputs), expected, false, 1e-5);
       const std::vector<std::pair<int, bool>> steps = gemm_steps(**executor);
       REQUIRE(steps.size() == 1);
@@ -233,7 +241,7 @@ TEST_CASE("on tensor cores, in every tiling, a Conv GEMM computes what the f32 t
       ++tilings;
     }
   }
-  CHECK(tilings == 7 * 6);  // 7 cases, each in 5 tensor-core tilings and as tuned
+  CHECK(tilings == 10 * 6);  // 10 cases, each in 5 tensor-core tilings and as tuned
 }
 
 std::shared_ptr<const Graph> fused_model(const std::filesystem::path& path) {

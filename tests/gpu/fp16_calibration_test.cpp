@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "runtime/cuda/lowering.h"
@@ -108,6 +109,32 @@ TEST_CASE("fp16 calibration: nothing is kept when fp16 is already within target;
   REQUIRE(capped.is_ok());
   CHECK(capped->kept_nodes.size() == 3);
   CHECK(capped->error == doctest::Approx(std::sqrt(2.0) * 1e-2).epsilon(1e-5));
+}
+
+TEST_CASE("fp16 calibration: a NaN or infinite output is the largest error, and its layer is kept") {
+  const Tensor reference = ones({1, 4, 8, 8});
+  const std::vector<Tensor> references = {reference};
+  for (const float bad : {std::nanf(""), std::numeric_limits<float>::infinity()}) {
+    CAPTURE(bad);
+    Tensor out = reference.clone();
+    out.data<float>()[7] = bad;
+    CHECK(std::isinf(gpu::largest_relative_l2(std::vector<Tensor>{out}, references)));
+  }
+  // fp16 overflows at conv 1's input and an output turns NaN (inf - inf) unless that input stays
+  // f32: the error must not read as 0.
+  const Chain chain = conv_chain(3);
+  const auto nan_unless_kept = [&](const std::vector<uint8_t>& keep) -> Result<std::vector<Tensor>> {
+    Tensor out = reference.clone();
+    const auto v = static_cast<size_t>(chain.layer_inputs[1]);
+    if (v >= keep.size() || keep[v] == 0) out.data<float>()[0] = std::nanf("");
+    return std::vector<Tensor>{std::move(out)};
+  };
+  Result<gpu::Fp16Calibration> result = gpu::calibrate_fp16(*chain.graph, references, nan_unless_kept);
+  REQUIRE(result.is_ok());
+  CHECK(std::isinf(result->all_half_error));
+  REQUIRE(result->kept_nodes.size() == 1);
+  CHECK(result->kept_nodes.front() == 1);  // node i is conv i
+  CHECK(result->error == 0.0);
 }
 
 TEST_CASE("fp16 calibration: an evaluator's failure is returned") {

@@ -471,6 +471,30 @@ void add_tensor_core_cases(CaseBuilder& b) {
           m.output(m.node(OpKind::kConv, {relu_input(m, {1, 256, 13, 13}), m.random_constant({64, 256, 1, 1}, rng)},
                           pointwise));
         });
+  b.add("tensor cores: 1x1, 300 channels to 40 (three stages of 128), residual of 24 channels, batch 2",
+        [&](GraphMaker& m, std::mt19937& rng) {
+          m.output(m.node(OpKind::kConv,
+                          {relu_input(m, {2, 300, 7, 10}), m.random_constant({40, 300, 1, 1}, rng),
+                           m.random_constant({40}, rng), m.input({2, 24, 7, 10})},
+                          pointwise));
+        });
+  // Weights of 1e-3: the low part of a split weight this small is below binary16's normal range
+  // unless it is scaled (conv_gemm_tensor_cores.cuh).
+  b.add("tensor cores: 1x1, 256 channels to 64 over 13 x 13, weights within 1e-3",
+        [&](GraphMaker& m, std::mt19937& rng) {
+          m.output(m.node(OpKind::kConv,
+                          {relu_input(m, {1, 256, 13, 13}), m.random_constant({64, 256, 1, 1}, rng, -1e-3, 1e-3)},
+                          pointwise));
+        });
+  // The Conv's output is an activation, stored as binary16, not the graph's f32 output.
+  b.add("tensor cores: 1x1, 48 channels to 33, 19 x 21, bias, output stored as binary16 before a Relu",
+        [&](GraphMaker& m, std::mt19937& rng) {
+          const ValueId y = m.node(
+              OpKind::kConv,
+              {relu_input(m, {1, 48, 19, 21}), m.random_constant({33, 48, 1, 1}, rng), m.random_constant({33}, rng)},
+              pointwise);
+          m.output(m.node(OpKind::kRelu, {y}));
+        });
   b.add(
       "tensor cores: conv GEMM 3x3 dilation 2, 20 channels to 37, 23 x 19, pad 2, bias, SiLU",
       [&](GraphMaker& m, std::mt19937& rng) {
