@@ -53,6 +53,7 @@ struct ShapeState {
   // The same frame without the input uploads, for inputs the caller writes on the device.
   cudaGraph_t filled_graph = nullptr;
   cudaGraphExec_t filled_graph_exec = nullptr;
+  bool capture_failed = false;  // frames of this shape launch step by step
   size_t device_bytes = 0;
   gpu::LibrarySteps library_steps;  // steps that run through cuBLAS and cuDNN
   std::optional<gpu::Fp16Calibration> calibration;
@@ -577,10 +578,19 @@ Result<std::vector<Tensor>> CudaExecutor::run_filled(std::span<const TensorDesc>
 
 Result<std::vector<Tensor>> CudaExecutor::Impl::finish_frame(ShapeState& state, bool upload_inputs) {
   last = &state;
-  const bool graphs = options.use_cuda_graph && state.lowered.fallback_count() == 0;
+  bool graphs = options.use_cuda_graph && state.lowered.fallback_count() == 0 && !state.capture_failed;
   cudaGraphExec_t& exec = upload_inputs ? state.graph_exec : state.filled_graph_exec;
   if (graphs && exec == nullptr) {
-    EF_RETURN_IF_ERROR(capture(state, upload_inputs, upload_inputs ? state.graph : state.filled_graph, exec));
+    if (const Status captured = capture(state, upload_inputs, upload_inputs ? state.graph : state.filled_graph, exec);
+        !captured.is_ok()) {
+      // A step that cannot be captured (a library call a driver or library version refuses in a
+      // capture): the same frame, launched step by step, where a real failure shows again.
+      (void)cudaGetLastError();  // capture errors do not stick
+      state.capture_failed = true;
+      graphs = false;
+      report(make_message("CUDA graph capture failed, this input shape's frames launch step by step: ",
+                          captured.message()));
+    }
   }
   last_used_graph = graphs;
   if (options.time_frames) EF_CUDA_RETURN_IF_ERROR(cudaEventRecord(frame_start, stream));
