@@ -66,7 +66,11 @@ Result<GemmPeerTiming> time_shape(const gpu::CublasLibrary& cublas, cublasHandle
   step.in[0] = x16.data;
   step.out = y16.data;
   step.half = 1u | gpu::kHalfOutput;  // X and Y in binary16, W in f32: as an fp16 plan stores them
-  step.tensor_cores = true;
+  // Tensor cores where the device has them (sm_70 and later), as the executor allows them.
+  int device = 0, major = 0;
+  EF_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+  EF_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  step.tensor_cores = major >= 7;
   EF_ASSIGN_OR_RETURN(const auto fp16, fastest_tiling(step, stream, launches));
   timing.ours_fp16_us = fp16.first * 1e3;
   timing.ours_fp16_tensor_cores = fp16.second;

@@ -144,14 +144,6 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm(View v) {
     }
   }
 }
-template <typename View, int kRows, int kColumns, int kSplits, int kStage>
-int launch(const View& v, int64_t batch, int64_t out_channels, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>((v.positions() + kColumns - 1) / kColumns),
-                  static_cast<unsigned>((out_channels + kRows - 1) / kRows), static_cast<unsigned>(batch));
-  conv_gemm<View, kRows, kColumns, kSplits, kStage><<<grid, kGemmThreads, 0, stream>>>(v);
-  return static_cast<int>(cudaGetLastError());
-}
-
 template <typename View, int kIndex>
 int launch_tiling(const View& v, int64_t batch, int64_t out_channels, cudaStream_t stream) {
   constexpr GemmTiling t = kGemmTilings[kIndex];
