@@ -238,7 +238,7 @@ int run(const cli::ParsedArgs& args) {
     }
     std::shared_ptr<const Graph> unfused = *imported;
     auto fused_graph = std::make_shared<Graph>(**imported);
-    if (Result<std::vector<PassReport>> passes = optimize_graph(*fused_graph); !passes.is_ok()) {
+    if (Result<std::vector<PassReport>> passes = optimize_graph(*fused_graph, cuda_fusion_options()); !passes.is_ok()) {
       std::printf("| %s | fusion failed: %s |\n", model.label, passes.status().message().c_str());
       continue;
     }
@@ -303,7 +303,7 @@ int run(const cli::ParsedArgs& args) {
     // holds only at batch 1 (a Concat fused into a Transpose).
     Result<std::shared_ptr<Graph>> batched = make_batch_dynamic(*unfused);
     if (batched.is_ok()) {
-      if (Result<std::vector<PassReport>> passes = optimize_graph(**batched); !passes.is_ok()) {
+      if (Result<std::vector<PassReport>> passes = optimize_graph(**batched, cuda_fusion_options()); !passes.is_ok()) {
         batched = passes.status();
       }
     }

@@ -12,6 +12,7 @@ namespace {
 struct PassEntry {
   const char* name;
   Status (*run)(Graph& graph, PassReport& report);
+  bool FusionOptions::*enabled_by = nullptr;  // the option that must be on for it to run, if any
 };
 
 // The order matters: identities go first so patterns see producers directly; constants are
@@ -21,8 +22,10 @@ struct PassEntry {
 // epilogue applies after the residual; an Add after an activation that is fused already is then
 // fused as a residual after the activation. Transposes are folded once constants are (a Transpose
 // of a constant is folded away there), and merged with each other before one takes a Concat.
-// Pointwise chains are fused after the Conv epilogues, so they take only what those leave. The
-// MaxPool cascade is independent of the rest.
+// Pointwise chains are fused after the Conv epilogues, so they take only what those leave. A
+// MaxPool is folded into a Conv's residual once the residual is fused and trimmed of its zero
+// padding (BlazeFace pads its pooled shortcut with zero channels). The SPP MaxPool cascade is
+// independent of the rest.
 constexpr PassEntry kPasses[] = {
     {"eliminate_identity", fusion::eliminate_identity},
     {"fold_constants", fusion::fold_constants},
@@ -34,6 +37,7 @@ constexpr PassEntry kPasses[] = {
     {"fuse_conv_activation", fusion::fuse_conv_activation},
     {"fuse_conv_activation_add", fusion::fuse_conv_activation_add},
     {"trim_zero_padded_residuals", fusion::trim_zero_padded_residuals},
+    {"fold_max_pool_into_conv_residual", fusion::fold_max_pool_into_conv_residual, &FusionOptions::pooled_residuals},
     {"fuse_pointwise_chains", fusion::fuse_pointwise_chains},
     {"cascade_spp_maxpools", fusion::cascade_spp_maxpools},
 };
@@ -47,6 +51,11 @@ Result<std::vector<PassReport>> optimize_graph(Graph& graph, const FusionOptions
   for (const PassEntry& entry : kPasses) {
     PassReport report;
     report.pass = entry.name;
+    if (entry.enabled_by != nullptr && !(options.*entry.enabled_by)) {
+      report.details.push_back("off for this backend");
+      reports.push_back(std::move(report));
+      continue;
+    }
     Status ran = entry.run(graph, report);
     if (!ran.is_ok()) return ran.with_context(make_message("fusion pass ", entry.name));
     Status verified = graph.verify();

@@ -19,7 +19,18 @@ struct PassReport {
 
 struct FusionOptions {
   bool enabled = true;  // false: optimize_graph leaves the graph untouched and reports nothing
+  // Whether fold_max_pool_into_conv_residual runs: for backends whose Conv kernels read a
+  // residual through a max pool (the CPU's). The CUDA backend's do not: a graph for it is fused
+  // with this off, or such Convs would run on the CPU.
+  bool pooled_residuals = true;
 };
+
+// The options for a graph the CUDA executor runs.
+inline FusionOptions cuda_fusion_options() {
+  FusionOptions options;
+  options.pooled_residuals = false;
+  return options;
+}
 
 // Runs every pass in order. After each pass the graph is verified; a failure is an internal
 // error naming the pass (a bug in the pass, not bad input). Errors from evaluating constants

@@ -220,8 +220,15 @@ PlanOptions Executor::plan_options(const ExecutorOptions& options) {
     plan.kernel_pair_in_place = cpu_conv_pair_in_place;
     plan.memory_pair = [](const Node& first, const Node& second, std::span<const TensorDesc> descs,
                           MemoryPairTarget target) {
-      return target == MemoryPairTarget::kInput ? cpu_conv_pair_in_place_any_size(first, second, descs)
-                                                : cpu_conv_pair_over_residual_any_size(first, second, descs);
+      switch (target) {
+        case MemoryPairTarget::kInput:
+          return cpu_conv_pair_in_place_any_size(first, second, descs);
+        case MemoryPairTarget::kResidual:
+          return cpu_conv_pair_over_residual_any_size(first, second, descs);
+        case MemoryPairTarget::kOwnBytes:
+          return cpu_conv_pair_pooling_input_any_size(first, second, descs);
+      }
+      return false;
     };
   }
   return plan;

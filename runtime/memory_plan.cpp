@@ -305,7 +305,7 @@ void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPla
       } else if (residual != input && may_take(residual) &&
                  options.memory_pair(first, second, plan.descs, MemoryPairTarget::kResidual)) {
         takes = residual;
-      } else {
+      } else if (!options.memory_pair(first, second, plan.descs, MemoryPairTarget::kOwnBytes)) {
         continue;
       }
     } else if (may_take(input) && options.kernel_pair_in_place &&

@@ -39,7 +39,10 @@
 // the largest arena value. Such pairs sit where the arena's peak is, and only there: elsewhere
 // the backend found two kernels faster. The output takes the bytes of the first's input when that
 // dies at the pair (a block's input, the value between and the output become one buffer), else of
-// the second's residual (input 3) when that dies there (MemoryPairTarget::kResidual).
+// the second's residual (input 3) when that dies there (MemoryPairTarget::kResidual), else, where
+// the backend runs the pair with its output in bytes of its own (MemoryPairTarget::kOwnBytes:
+// the second reads the first's input again, through a pooled residual), only the value between
+// is saved.
 //
 // Views: the output of a Reshape, Flatten, Squeeze, Unsqueeze or Identity (keeps_input_bytes in
 // op_kind.h) is its input's bytes when that input is an arena value dying at that node (it may be
@@ -62,7 +65,7 @@ namespace edgefuse {
 inline constexpr size_t kPlanAlignment = kTensorAlignment;
 
 // Whose bytes a memory pair's output takes (see the header).
-enum class MemoryPairTarget { kInput, kResidual };
+enum class MemoryPairTarget { kInput, kResidual, kOwnBytes };
 
 struct PlanOptions {
   bool reference_kernels = false;  // fold with the reference kernels (as the executor would run them)

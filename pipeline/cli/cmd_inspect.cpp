@@ -125,8 +125,10 @@ Result<std::vector<OpTime>> profile_ops(const std::shared_ptr<const Graph>& grap
 
 Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& args) {
   EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> imported, load_model(model));
-  // A second import rather than a copy: Graph copies share initializer storage with the original.
+  // Further imports rather than copies: Graph copies share initializer storage with the original.
+  // The GPU's plan is fused as the CUDA executor's is (FusionOptions::pooled_residuals off).
   EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> optimised, load_model(model));
+  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> gpu_optimised, load_model(model));
   EF_ASSIGN_OR_RETURN(const std::vector<TensorDesc> input_descs, declared_input_descs(*imported));
 
   InspectReport report;
@@ -135,6 +137,8 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
     Result<std::vector<PassReport>> passes = optimize_graph(*optimised);
     if (!passes.is_ok()) return passes.status().with_context(make_message("model '", model, "'"));
     report.passes = std::move(*passes);
+    Result<std::vector<PassReport>> gpu_passes = optimize_graph(*gpu_optimised, cuda_fusion_options());
+    if (!gpu_passes.is_ok()) return gpu_passes.status().with_context(make_message("model '", model, "' for a GPU"));
   }
 
   PlanOptions unfused_options;
@@ -152,11 +156,11 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   report.kernels_unfused = report.nodes_before;
   report.kernels_fused = nodes_run(*fused_plan);
   report.moved_fused = fused_plan->activation_bytes_moved;
-  Result<MemoryPlan> gpu_plan = plan_memory(*optimised, input_descs, gpu::gpu_plan_options());
+  Result<MemoryPlan> gpu_plan = plan_memory(*gpu_optimised, input_descs, gpu::gpu_plan_options());
   if (!gpu_plan.is_ok()) return gpu_plan.status().with_context("planning the optimised graph for a GPU");
   report.moved_fused_gpu = gpu_plan->activation_bytes_moved;
   MemoryPlan fp16_plan = *gpu_plan;  // the same plan, lowered again in fp16 below
-  Result<gpu::LoweredPlan> lowered = gpu::lower_plan(*optimised, std::move(*gpu_plan));
+  Result<gpu::LoweredPlan> lowered = gpu::lower_plan(*gpu_optimised, std::move(*gpu_plan));
   if (!lowered.is_ok()) return lowered.status().with_context("lowering the optimised graph for a GPU");
   for (const gpu::LoweredStep& step : lowered->steps) {
     if (step.is_fallback()) {
@@ -172,7 +176,7 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   // In fp16, before calibration keeps any layer in f32: the Conv GEMMs reading fp16 (all but those
   // on graph inputs) may run on tensor cores.
   Result<gpu::LoweredPlan> fp16_lowered = gpu::lower_plan(
-      *optimised, std::move(fp16_plan), gpu::LoweringOptions{.fp16_storage = true, .tensor_cores = true});
+      *gpu_optimised, std::move(fp16_plan), gpu::LoweringOptions{.fp16_storage = true, .tensor_cores = true});
   if (!fp16_lowered.is_ok())
     return fp16_lowered.status().with_context("lowering the optimised graph for a GPU in fp16");
   for (const gpu::LoweredStep& step : fp16_lowered->steps) {

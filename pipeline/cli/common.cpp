@@ -74,7 +74,9 @@ Result<InferenceDevice> device_from_args(const ParsedArgs& args) {
 
 Result<bool> optimize_model(Graph& graph, const ParsedArgs& args) {
   if (args.flag("no-fuse") || fusion_disabled_by_env()) return false;
-  Result<std::vector<PassReport>> reports = optimize_graph(graph);
+  EF_ASSIGN_OR_RETURN(const InferenceDevice device, device_from_args(args));
+  Result<std::vector<PassReport>> reports =
+      optimize_graph(graph, runs_on_gpu(device) ? cuda_fusion_options() : FusionOptions{});
   if (!reports.is_ok()) return reports.status();
   return true;
 }

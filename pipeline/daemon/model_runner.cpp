@@ -69,7 +69,8 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const ModelConfig& conf
   Result<DetectorFamily> family = config.family == "auto" ? recognise_family(**graph) : parse_family(config.family);
   if (!family.is_ok()) return context(family.status());
   if (config.fuse && !fusion_disabled_by_env()) {
-    Result<std::vector<PassReport>> passes = optimize_graph(**graph);
+    Result<std::vector<PassReport>> passes =
+        optimize_graph(**graph, runs_on_gpu(*device) ? cuda_fusion_options() : FusionOptions{});
     if (!passes.is_ok()) return context(passes.status());
   }
   runner->nodes_after_ = static_cast<int>((*graph)->nodes().size());

@@ -103,6 +103,10 @@ std::string_view inference_device_name(InferenceDevice device) {
   return "?";
 }
 
+bool runs_on_gpu(InferenceDevice device) {
+  return device == InferenceDevice::kCuda || (device == InferenceDevice::kAuto && !cuda_devices().empty());
+}
+
 Result<std::unique_ptr<InferenceBackend>> create_inference_backend(std::shared_ptr<const Graph> graph,
                                                                    InferenceDevice device,
                                                                    const ExecutorOptions& cpu_options,

@@ -26,6 +26,11 @@ enum class InferenceDevice { kCpu, kCuda, kAuto };
 Result<InferenceDevice> parse_inference_device(std::string_view name);  // "cpu" | "cuda" | "auto"
 std::string_view inference_device_name(InferenceDevice device);
 
+// Whether create_inference_backend would try the GPU first for `device` here: cuda, or auto with a
+// CUDA device visible. Callers fuse the graph for that backend (cuda_fusion_options); should the
+// CUDA executor then fail to start under auto, the CPU runs that graph as well.
+bool runs_on_gpu(InferenceDevice device);
+
 // Writes a run's inputs where the backend keeps them: on the GPU the device buffers and the stream
 // (a cudaStream_t) to enqueue the writes on, on the CPU host buffers and nullptr.
 using InputFiller = std::function<Status(std::span<void* const> inputs, void* stream)>;

@@ -458,6 +458,8 @@ class Lowerer {
     const std::vector<Tensor> tensors = meta_inputs(node);
     const std::vector<const Tensor*> inputs = pointers(tensors, node);
     EF_ASSIGN_OR_RETURN(const ConvProblem p, conv_problem(node, inputs));
+    // The fuser folds a MaxPool into a Conv's residual only for the CPU (FusionOptions::pooled_residuals).
+    if (p.residual_pooled) return StepsOrFallback{not_lowered("Conv reading its residual through a max pool")};
     EF_ASSIGN_OR_RETURN(const ActivationParams activation, epilogue_activation(node));
     EF_ASSIGN_OR_RETURN(const ConvEpilogue epilogue, conv_epilogue(node.attrs));
     const WindowGeometry g = p.geometry.padded_to(3);

@@ -1,6 +1,7 @@
 // Conv: shape rule and the naive reference kernel (any of 1-3 spatial axes, computed in double).
 // The optimised kernel is in conv_cpu.cpp.
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "runtime/ops/conv_epilogue.h"
@@ -31,6 +32,12 @@ Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const
     return invalid_model(kConvInputChannelsLast, " is ", channels_last, ", expected 0 or 1");
   }
   p.channels_last = channels_last == 1;
+  const int64_t residual_pool = node.attrs.get_int(kConvResidualMaxPool, 0);
+  if (residual_pool != 0 && (residual_pool != 2 || x.rank() != 4)) {
+    return invalid_model(kConvResidualMaxPool, " is ", residual_pool, " on a Conv of rank ", x.rank(),
+                         ", expected 2 on a 2-D Conv (or absent)");
+  }
+  p.residual_pooled = residual_pool == 2;
   const int64_t channel_axis = p.channels_last ? x.rank() - 1 : 1;
   p.batch = x.dim(0);
   p.in_channels = x.dim(channel_axis);
@@ -71,17 +78,27 @@ Status infer_conv(const Node& node, std::span<const Tensor* const> inputs, std::
   // Input 3, the fused residual (set by the fuser's fuse_conv_add or fuse_conv_activation_add):
   // added to the output before or after the activation epilogue, so it has the output's shape, or
   // with group 1 fewer channels (trim_zero_padded_residuals), the rest taking no residual.
-  if (inputs.size() > 3 && inputs[3] != nullptr) {
-    const Tensor& residual = *inputs[3];
+  // With a pooled residual (kConvResidualMaxPool), twice the output's height and width.
+  const bool residual = inputs.size() > 3 && inputs[3] != nullptr;
+  if (residual) {
+    const Tensor& r = *inputs[3];
     Shape expected = shape;
-    if (p.group == 1 && residual.rank() == static_cast<int64_t>(shape.size()) && residual.rank() > 1 &&
-        residual.dim(1) >= 1 && residual.dim(1) <= p.out_channels) {
-      expected[1] = residual.dim(1);
+    if (p.residual_pooled) {
+      expected[2] *= 2;
+      expected[3] *= 2;
     }
-    if (residual.dtype() != DType::kF32 || residual.shape() != expected) {
-      return invalid_model("fused residual is ", residual.desc().to_string(), ", expected f32", shape_to_string(shape),
-                           " (the output's shape; with group 1, up to as many channels)");
+    if (p.group == 1 && r.rank() == static_cast<int64_t>(shape.size()) && r.rank() > 1 && r.dim(1) >= 1 &&
+        r.dim(1) <= p.out_channels) {
+      expected[1] = r.dim(1);
     }
+    if (r.dtype() != DType::kF32 || r.shape() != expected) {
+      return invalid_model(
+          "fused residual is ", r.desc().to_string(), ", expected f32", shape_to_string(expected),
+          p.residual_pooled ? " (twice the output's height and width, for its 2 x 2 max pool" : " (the output's shape",
+          "; with group 1, up to as many channels)");
+    }
+  } else if (p.residual_pooled) {
+    return invalid_model(kConvResidualMaxPool, " is set, but there is no fused residual (input 3)");
   }
   outputs.assign(1, TensorDesc{inputs[0]->dtype(), std::move(shape)});
   return Status::ok();
@@ -97,18 +114,32 @@ Status reference_conv(const KernelArgs& args) {
   const float* residual_data =
       args.inputs.size() > 3 && args.inputs[3] != nullptr ? args.inputs[3]->data<float>() : nullptr;
   const int64_t residual_channels = residual_data != nullptr ? args.inputs[3]->dim(1) : 0;
+  // A pooled residual (2-D only): the max over its 2 x 2 window, in MaxPool's order (x taps, then
+  // rows, each from -inf), so that NaNs come out as the MaxPool node's would.
+  const int64_t residual_width = p.residual_pooled ? 2 * g.output[2] : g.output[2];
+  const int64_t residual_plane =
+      p.residual_pooled ? 4 * g.output[1] * g.output[2] : g.output[0] * g.output[1] * g.output[2];
+  const auto residual_at = [&](const float* plane, int64_t oz, int64_t oy, int64_t ox) {
+    if (!p.residual_pooled) return plane[(oz * g.output[1] + oy) * g.output[2] + ox];
+    constexpr float kLowest = -std::numeric_limits<float>::infinity();
+    const float* top = plane + 2 * oy * residual_width + 2 * ox;
+    const float* bottom = top + residual_width;
+    const float upper = std::max(std::max(kLowest, top[0]), top[1]);
+    const float lower = std::max(std::max(kLowest, bottom[0]), bottom[1]);
+    return std::max(std::max(kLowest, upper), lower);
+  };
   float* y = args.outputs[0]->data<float>();
   const int64_t cg = p.in_channels_per_group();
   const int64_t mg = p.out_channels_per_group();
   const int64_t in_image = p.in_channels * g.input[0] * g.input[1] * g.input[2];
   const int64_t channel_stride = p.input_channel_stride(), position_stride = p.input_position_stride();
   const int64_t kernel_volume = g.kernel[0] * g.kernel[1] * g.kernel[2];
-  const int64_t out_plane = g.output[0] * g.output[1] * g.output[2];
   for (int64_t n = 0; n < p.batch; ++n) {
     for (int64_t m = 0; m < p.out_channels; ++m) {
       const int64_t first_channel = (m / mg) * cg;
       // Channels past the residual's take none.
-      const float* residual = m < residual_channels ? residual_data + (n * residual_channels + m) * out_plane : nullptr;
+      const float* residual =
+          m < residual_channels ? residual_data + (n * residual_channels + m) * residual_plane : nullptr;
       for (int64_t oz = 0; oz < g.output[0]; ++oz) {
         for (int64_t oy = 0; oy < g.output[1]; ++oy) {
           for (int64_t ox = 0; ox < g.output[2]; ++ox) {
@@ -134,9 +165,9 @@ Status reference_conv(const KernelArgs& args) {
             if (residual == nullptr) {
               *y++ = static_cast<float>(epilogue.apply(acc));
             } else if (epilogue.residual_after_activation) {
-              *y++ = static_cast<float>(epilogue.apply(acc) + static_cast<double>(*residual++));
+              *y++ = static_cast<float>(epilogue.apply(acc) + static_cast<double>(residual_at(residual, oz, oy, ox)));
             } else {
-              acc += *residual++;
+              acc += residual_at(residual, oz, oy, ox);
               *y++ = static_cast<float>(epilogue.apply(acc));
             }
           }

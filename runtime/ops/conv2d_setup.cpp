@@ -1,6 +1,7 @@
 // conv_setup, bind_conv2d and packed_conv_weights (conv2d_setup.h).
 #include "runtime/ops/conv2d_setup.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "runtime/ops/kernel_setup.h"
@@ -37,6 +38,10 @@ Conv2d conv2d_shape(const ConvProblem& p, const ConvEpilogue& epilogue, std::spa
   c.channels_last = p.channels_last;
   const bool residual = inputs.size() > 3 && inputs[3] != nullptr;
   c.residual_channels = residual ? inputs[3]->dim(1) : c.out_channels;
+  c.residual_image = c.residual_channels * c.output_plane;
+  c.residual_plane = c.output_plane;
+  c.residual_begin = 0;
+  c.residual_pooled = p.residual_pooled;
   c.epilogue = epilogue;
   return c;
 }
@@ -62,6 +67,31 @@ Conv2d bind_conv2d(const Conv2d& shape, const KernelArgs& args) {
   c.residual = args.inputs.size() > 3 && args.inputs[3] != nullptr ? args.inputs[3]->data<float>() : nullptr;
   c.y = args.outputs[0]->data<float>();
   return c;
+}
+
+Conv2d with_pooled_residual_rows(const Conv2d& c, const CpuKernelTable& kernels, int64_t n, int64_t first_channel,
+                                 int64_t end_channel, int64_t oy_begin, int64_t oy_end, std::vector<float>& buffer) {
+  const int64_t rows = oy_end - oy_begin, plane = rows * c.ow;
+  const MaxPool2d pool{
+      .ih = 2 * rows, .iw = 2 * c.ow, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .ph = 0, .pw = 0, .oh = rows, .ow = c.ow};
+  end_channel = std::min(end_channel, c.residual_channels);
+  // Channel ch at ch * plane, so that the epilogue's channel arithmetic holds; channels below
+  // first_channel are never read.
+  if (buffer.size() < static_cast<size_t>(std::max<int64_t>(end_channel, 1) * plane)) {
+    buffer.resize(static_cast<size_t>(std::max<int64_t>(end_channel, 1) * plane));
+  }
+  for (int64_t ch = first_channel; ch < end_channel; ++ch) {
+    // Source planes of 2 oh rows of 2 ow floats.
+    const float* source = c.residual + ((n * c.residual_channels + ch) * 2 * c.oh + 2 * oy_begin) * 2 * c.ow;
+    kernels.max_pool_plane(pool, source, buffer.data() + ch * plane, nullptr);  // 2 x 2 / 2: no scratch
+  }
+  Conv2d pooled = c;
+  pooled.residual = buffer.data();
+  pooled.residual_image = 0;
+  pooled.residual_plane = plane;
+  pooled.residual_begin = oy_begin * c.ow;
+  pooled.residual_pooled = false;
+  return pooled;
 }
 
 const float* packed_conv_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "runtime/op_table.h"
 #include "runtime/ops/conv_epilogue.h"
@@ -24,6 +25,12 @@ Result<const ConvSetup*> conv_setup(const KernelArgs& args, std::optional<ConvSe
 
 // `shape` (a ConvSetup's) with the operand pointers of args.
 Conv2d bind_conv2d(const Conv2d& shape, const KernelArgs& args);
+
+// For a Conv with a pooled residual (Conv2d::residual_pooled), in the GEMM epilogue of outputs in
+// rows [oy_begin, oy_end) of image n: residual channels [first_channel, end_channel) over those
+// rows, pooled into `buffer` (grown as needed), and `c` reading its residual from there.
+Conv2d with_pooled_residual_rows(const Conv2d& c, const CpuKernelTable& kernels, int64_t n, int64_t first_channel,
+                                 int64_t end_channel, int64_t oy_begin, int64_t oy_end, std::vector<float>& buffer);
 
 // The weights in the GEMM tile layout of `kernels`' level: packed once and kept in the node's
 // cache when they are constant, else packed on every call into a thread-local buffer.

@@ -101,15 +101,25 @@ void run_pointwise(const Conv2d& c, const CpuKernelTable& kernels, ThreadPool* p
   const GemmTasks& t =
       gemm_split_for(c.batch * c.group, c.mg, c.output_plane, c.kernel_columns, pool != nullptr ? pool->size() : 1);
   parallel_for(pool, c.batch * c.group * t.per_plane(), 1, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> panel_buffer;
+    thread_local std::vector<float> panel_buffer, pooled_buffer;
     float* const panel = grown_to(panel_buffer, c.kernel_columns * kGemmPanelColumns);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t row_block = task % t.row_blocks;
       const int64_t column_block = task / t.row_blocks % t.column_blocks;
       const int64_t image_group = task / t.per_plane();
-      kernels.conv_pointwise_block(c, image_group / c.group, image_group % c.group, t.row_begin(row_block),
-                                   t.row_begin(row_block + 1), t.column_begin(column_block),
-                                   t.column_begin(column_block + 1), panel);
+      const int64_t n = image_group / c.group, g = image_group % c.group;
+      const int64_t row_begin = t.row_begin(row_block), row_end = t.row_begin(row_block + 1);
+      const int64_t column_begin = t.column_begin(column_block), column_end = t.column_begin(column_block + 1);
+      if (c.residual_pooled) {
+        // The task's residual rows pooled while its output block is computed: the whole output
+        // rows its columns touch.
+        const Conv2d pooled =
+            with_pooled_residual_rows(c, kernels, n, g * c.mg + row_begin, g * c.mg + row_end, column_begin / c.ow,
+                                      (column_end + c.ow - 1) / c.ow, pooled_buffer);
+        kernels.conv_pointwise_block(pooled, n, g, row_begin, row_end, column_begin, column_end, panel);
+      } else {
+        kernels.conv_pointwise_block(c, n, g, row_begin, row_end, column_begin, column_end, panel);
+      }
     }
   });
 }
@@ -168,6 +178,9 @@ Status cpu_conv(const KernelArgs& args) {
   // for the reference kernel.
   if (c.sh > kConvPhaseMaxStride || c.sw > kConvPhaseMaxStride) return reference_conv(args);
   const bool depthwise = c.group == c.channels && c.group == c.out_channels;
+  // A pooled residual is read by the 1x1 GEMM path only (the fuser sets it on such Convs alone);
+  // others, hand-made, take the reference kernel.
+  if (c.residual_pooled && (depthwise || !c.pointwise || c.channels_last)) return reference_conv(args);
   // A channels-last input is read by the dense path only (the fuser folds the Transpose into such
   // Convs alone); the others, hand-made, take the reference kernel.
   if (c.channels_last && (depthwise || c.pointwise)) return reference_conv(args);

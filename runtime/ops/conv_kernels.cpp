@@ -35,10 +35,11 @@ GemmRowEpilogue row_epilogue(const Conv2d& c, int64_t n, int64_t g, int64_t row_
   // A residual of fewer channels (group 1) covers the first rows only, or none of these.
   const int64_t first_channel = g * c.mg + row_begin;
   epilogue.residual_rows = c.residual_channels - first_channel;
-  epilogue.residual = c.residual != nullptr && epilogue.residual_rows > 0
-                          ? c.residual + (n * c.residual_channels + first_channel) * c.output_plane + column
-                          : nullptr;
-  epilogue.ldr = c.output_plane;
+  epilogue.residual =
+      c.residual != nullptr && epilogue.residual_rows > 0
+          ? c.residual + n * c.residual_image + first_channel * c.residual_plane + (column - c.residual_begin)
+          : nullptr;
+  epilogue.ldr = c.residual_plane;
   epilogue.activation = c.epilogue;
   return epilogue;
 }

@@ -64,4 +64,11 @@ bool cpu_conv_pair_in_place_any_size(const Node& first, const Node& second, std:
 // max-pooled input so: the pair's output then takes the pooled tensor's bytes.
 bool cpu_conv_pair_over_residual_any_size(const Node& first, const Node& second, std::span<const TensorDesc> descs);
 
+// Whether cpu_conv_pair runs the pair at any size with second's output in bytes of its own
+// (PlanOptions::memory_pair with MemoryPairTarget::kOwnBytes): a depthwise -> 1x1 pair whose 1x1
+// reads first's input again as its pooled residual (kConvResidualMaxPool; BlazeFace's
+// downsampling blocks). The input stays alive through the pair anyway, so one kernel saves the
+// value between at no cost in liveness.
+bool cpu_conv_pair_pooling_input_any_size(const Node& first, const Node& second, std::span<const TensorDesc> descs);
+
 }  // namespace edgefuse

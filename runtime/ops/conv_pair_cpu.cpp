@@ -60,8 +60,8 @@ enum class PairSize { kAboveL2, kAny };
 // than the input (a BlazeBlock that widens): its first planes then lie over the input's and the
 // rest past its end, which with one image is nobody's input.
 bool in_place_capable(const Conv2d& d, const Conv2d& p) {
-  return d.sh == 1 && d.sw == 1 && d.dh == 1 && d.ph >= 0 && d.ph < d.kh && d.oh == d.ih && d.ow == d.iw &&
-         (p.out_channels == d.channels || (p.out_channels > d.channels && d.batch == 1));
+  return !p.residual_pooled && d.sh == 1 && d.sw == 1 && d.dh == 1 && d.ph >= 0 && d.ph < d.kh && d.oh == d.ih &&
+         d.ow == d.iw && (p.out_channels == d.channels || (p.out_channels > d.channels && d.batch == 1));
 }
 
 // The pair with p.y == d.x. Each image's output rows are split evenly into runs, one per thread
@@ -183,7 +183,7 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
     // Each element's residual is read by the task that writes that element, just before: the
     // output may take the residual's bytes when the residual's planes are its first ones.
     const bool has_residual = pointwise.inputs.size() > 3 && pointwise.inputs[3] != nullptr;
-    return has_residual && (p.residual_channels == p.out_channels || p.batch == 1);
+    return has_residual && !p.residual_pooled && (p.residual_channels == p.out_channels || p.batch == 1);
   }
 
   const CpuKernelTable& kernels = cpu_kernel_table();
@@ -214,7 +214,7 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   parallel_for(
       depthwise.pool, d.batch * bands, 1,
       [&](int64_t begin, int64_t end) {
-        thread_local std::vector<float> scratch_buffer, rows_buffer, panel_buffer;
+        thread_local std::vector<float> scratch_buffer, rows_buffer, panel_buffer, pooled_buffer;
         float* const scratch = grown_to(scratch_buffer, d.depthwise_scratch_floats);
         float* const rows = grown_to(rows_buffer, d.channels * band * d.ow);
         float* const panel = grown_to(panel_buffer, p.kernel_columns * kGemmPanelColumns);
@@ -223,7 +223,12 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
           const int64_t oy = task % bands * band, oy_end = std::min(d.oh, oy + band);
           const int64_t columns = (oy_end - oy) * d.ow;
           kernels.conv_depthwise_band(d, n, oy, oy_end, rows, (oy_end - oy) * d.ow, scratch);
-          kernels.conv_pointwise_from(p, n, rows, columns, oy * d.ow, oy * d.ow + columns, panel);
+          // A pooled residual (BlazeFace's downsampling blocks pool the block's input, which the
+          // depthwise rows have just read): the band's rows pooled beside them.
+          const Conv2d q = p.residual_pooled
+                               ? with_pooled_residual_rows(p, kernels, n, 0, p.out_channels, oy, oy_end, pooled_buffer)
+                               : p;
+          kernels.conv_pointwise_from(q, n, rows, columns, oy * d.ow, oy * d.ow + columns, panel);
         }
       },
       kContiguousBands);
@@ -418,6 +423,12 @@ bool cpu_conv_pair_in_place_any_size(const Node& first, const Node& second, std:
 
 bool cpu_conv_pair_over_residual_any_size(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
   return ask_planned(first, second, descs, PairQuery::kOverResidual, PairSize::kAny);
+}
+
+bool cpu_conv_pair_pooling_input_any_size(const Node& first, const Node& second, std::span<const TensorDesc> descs) {
+  const bool pools_input = second.inputs.size() > 3 && !first.inputs.empty() && second.inputs[3] == first.inputs[0] &&
+                           second.attrs.get_int(kConvResidualMaxPool, 0) == 2;
+  return pools_input && ask_planned(first, second, descs, PairQuery::kQualifies, PairSize::kAny);
 }
 
 }  // namespace edgefuse

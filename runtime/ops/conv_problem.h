@@ -18,12 +18,17 @@ namespace edgefuse {
 // With fused_input_channels_last = 1 (the fuser's fold_transposes, for a Conv that read a
 // Transpose moving the last axis to axis 1), X is [N, spatial..., C]: the same Conv on the input
 // read channels-last, without the transposed copy. Y stays [N, M, output...].
+// With fused_residual_max_pool = 2 (the fuser's fold_max_pool_into_conv_residual, for a 2-D
+// Conv whose residual was a MaxPool's output), input 3 is that MaxPool's input, [N, R, 2 OH,
+// 2 OW], and the residual added at (oy, ox) is the max over its 2 x 2 window at (2 oy, 2 ox): the
+// pooled tensor is never stored.
 struct ConvProblem {
   int64_t batch = 0;
   int64_t in_channels = 0;   // C
   int64_t out_channels = 0;  // M
   int64_t group = 1;
-  bool channels_last = false;  // X is [N, spatial..., C]
+  bool channels_last = false;    // X is [N, spatial..., C]
+  bool residual_pooled = false;  // input 3 is read through a 2 x 2, stride 2 max pool
   WindowGeometry geometry;
 
   int64_t in_channels_per_group() const { return in_channels / group; }
@@ -41,6 +46,9 @@ struct ConvProblem {
 
 // The attribute that makes a Conv read its input channels-last (see above).
 inline constexpr const char* kConvInputChannelsLast = "fused_input_channels_last";
+// The attribute that makes a Conv read its residual through a 2 x 2 max pool (see above); its one
+// value is the window's size and stride, 2.
+inline constexpr const char* kConvResidualMaxPool = "fused_residual_max_pool";
 
 // Checks ranks, dtypes, channel counts, group, kernel_shape and bias against each other.
 Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const> inputs);

@@ -49,6 +49,14 @@ struct Conv2d {
   const float* residual;  // fused residual with y's layout, added before or after the epilogue; nullptr when absent
   // Channels of the residual: out_channels, or with group 1 fewer (the rest take no residual).
   int64_t residual_channels;
+  // Where the GEMM paths read residual channel ch of image n: from residual + n * residual_image +
+  // ch * residual_plane on, holding the outputs from flattened position residual_begin (y's
+  // layout: residual_channels * output_plane, output_plane, 0). The other paths take y's layout.
+  int64_t residual_image, residual_plane, residual_begin;
+  // The residual is [N, residual_channels, 2 oh, 2 ow], read through a 2 x 2 max pool
+  // (kConvResidualMaxPool): only the 1x1 GEMM paths take it, each pooling the rows it needs
+  // into a buffer it points `residual` at (with_pooled_residual_rows).
+  bool residual_pooled;
   float* y;
   ConvEpilogue epilogue;  // applied to each output block while it is still in cache
 };

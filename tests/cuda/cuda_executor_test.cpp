@@ -247,7 +247,7 @@ TEST_CASE("on tensor cores, in every tiling, a Conv GEMM computes what the f32 t
 std::shared_ptr<const Graph> fused_model(const std::filesystem::path& path) {
   Result<std::shared_ptr<Graph>> graph = import_onnx_file(path.string());
   REQUIRE_MESSAGE(graph.is_ok(), graph.status().to_string());
-  Result<std::vector<PassReport>> reports = optimize_graph(**graph);
+  Result<std::vector<PassReport>> reports = optimize_graph(**graph, cuda_fusion_options());
   REQUIRE_MESSAGE(reports.is_ok(), reports.status().to_string());
   return *graph;
 }

@@ -107,7 +107,7 @@ TEST_CASE("YOLOX-nano fed by GPU preprocessing matches the CPU preprocessor and 
   ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
   Result<std::shared_ptr<Graph>> graph = import_onnx_file(path.string());
   REQUIRE(graph.is_ok());
-  REQUIRE(optimize_graph(**graph).is_ok());
+  REQUIRE(optimize_graph(**graph, cuda_fusion_options()).is_ok());
   std::mt19937 rng(3);
   const SyntheticFrame frame(1280, 720, PixelFormat::kNV12, rng);
   const ModelInputSpec spec = yolox_input_spec(416, 416);

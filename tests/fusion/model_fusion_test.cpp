@@ -91,13 +91,15 @@ TEST_CASE("BlazeFace front and back: fused outputs unchanged") {
     size_t nodes_before, nodes_after;
     int folded, residuals, activations;  // no Add follows an activation: none fuses after one
     int trimmed;                         // residuals that were their input padded with zero channels
+    int pooled;                          // residuals read through their MaxPool
   };
   // BlazeBlocks end in Relu(Add(Conv(...), skip)): the Add becomes the Conv's residual, then the
   // Relu its epilogue. The front model's 11 folds are its constant Reshape targets. Blocks that
   // widen pad the skip with zero channels (Concat(skip, zeros)): the residual reads the skip alone.
   // The NHWC image's Transpose to NCHW goes into the first Conv, which reads it channels-last.
-  const Expected models[] = {{"models/blazeface_front_128.onnx", 104, 48, 11, 16, 17, 11},
-                             {"models/blazeface_back_256.onnx", 149, 80, 2, 31, 33, 2}};
+  // The three downsampling blocks' shortcuts are 2 x 2 MaxPools: their Convs pool the block's input.
+  const Expected models[] = {{"models/blazeface_front_128.onnx", 104, 45, 11, 16, 17, 11, 3},
+                             {"models/blazeface_back_256.onnx", 149, 77, 2, 31, 33, 2, 3}};
   for (const Expected& expected : models) {
     CAPTURE(expected.name);
     ASSET_OR_SKIP(path, expected.name);
@@ -111,6 +113,9 @@ TEST_CASE("BlazeFace front and back: fused outputs unchanged") {
     CHECK(model.changes.at("fold_space_to_depth_into_conv") == 0);
     CHECK(model.changes.at("cascade_spp_maxpools") == 0);
     CHECK(model.changes.at("trim_zero_padded_residuals") == expected.trimmed);
+    CHECK(model.changes.at("fold_max_pool_into_conv_residual") == expected.pooled);
+    CHECK(std::none_of(model.fused.nodes().begin(), model.fused.nodes().end(),
+                       [](const Node& node) { return node.op == OpKind::kMaxPool; }));
     CHECK(model.changes.at("fold_transposes") == 1);
     const Node& stem = *std::find_if(model.fused.nodes().begin(), model.fused.nodes().end(),
                                      [](const Node& node) { return node.op == OpKind::kConv; });

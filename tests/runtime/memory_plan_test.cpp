@@ -197,14 +197,43 @@ TEST_CASE("a memory pair runs in place where the largest values live, and its wi
   // a and c in one buffer of c's size, d in another; b is not stored.
   CHECK(plan->arena_bytes == aligned(12 * plane_bytes) + aligned(4 * plane_bytes));
 
-  // A value elsewhere more than twice b's size (d's 64 channels): no pair for memory.
+  // A value elsewhere more than twice b's size (d's 64 channels): no pair for memory in place.
+  // (With bytes of its own, the pair of d and the Relu reading it would qualify: d is the largest.)
   graph = widening_block(64);
-  options.memory_pair = [](const Node&, const Node&, std::span<const TensorDesc>, MemoryPairTarget) { return true; };
+  options.memory_pair = [](const Node&, const Node&, std::span<const TensorDesc>, MemoryPairTarget target) {
+    return target != MemoryPairTarget::kOwnBytes;
+  };
   plan = plan_memory(*graph, std::span(&input, 1), options);
   REQUIRE(plan.is_ok());
   CHECK(plan->kernel_pairs == 0);
   CHECK(plan->memory_pairs == 0);
   CHECK(plan->offset[id("c")] != plan->offset[id("a")]);
+}
+
+TEST_CASE("a memory pair with its output in bytes of its own saves only the value between") {
+  const TensorDesc input = planes_8x8(8);
+  PlanOptions options{.in_place = false};
+  options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return false; };
+  options.memory_pair = [](const Node& first, const Node&, std::span<const TensorDesc>, MemoryPairTarget target) {
+    return first.name == "b" && target == MemoryPairTarget::kOwnBytes;
+  };
+  const size_t plane_bytes = 8 * 8 * sizeof(float);
+  auto graph = widening_block(4);
+  const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), options);
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  CHECK(plan->kernel_pairs == 1);
+  CHECK(plan->memory_pairs == 1);
+  CHECK(plan->kernel_pairs_in_place == 0);
+  CHECK(plan->paired_with == std::vector<NodeId>{-1, 2, -1, -1, -1});
+  CHECK(plan->pair_any_size == std::vector<bool>{false, true, false, false, false});
+  CHECK(plan->between_pair[id("b")]);
+  CHECK(plan->in_place_of[id("c")] == kNoValue);
+  // a (8 planes) lives through the pair beside c (12); b is not stored, and d (4) takes a's bytes
+  // or others once a dies: at most a and c at once.
+  CHECK(plan->offset[id("c")] != plan->offset[id("a")]);
+  CHECK(plan->arena_bytes == aligned(8 * plane_bytes) + aligned(12 * plane_bytes));
 }
 
 TEST_CASE("a memory pair whose input lives on writes its output over the residual it adds") {
