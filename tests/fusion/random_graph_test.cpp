@@ -108,7 +108,7 @@ Graph random_graph(std::mt19937& rng) {
   const int64_t steps = pick(rng, 2, 7);
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t c = cur.shape[1];
-    switch (pick(rng, 0, 14)) {
+    switch (pick(rng, 0, 15)) {
       case 0:
       case 1:
       case 2:
@@ -159,6 +159,23 @@ Graph random_graph(std::mt19937& rng) {
       case 8:
         cur.value = m.node(OpKind::kIdentity, {cur.value});
         break;
+      case 15: {  // BlazeFace's downsampling block: depthwise 3x3 / 2, a 1x1 Conv, plus the block's
+                  // input max-pooled 2 x 2 as the shortcut
+        if (cur.shape[2] % 2 != 0 || cur.shape[3] % 2 != 0) break;
+        Attributes depthwise;
+        depthwise.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+        depthwise.set("strides", std::vector<int64_t>{2, 2});
+        depthwise.set("group", c);
+        const ValueId taps = m.node(OpKind::kConv, {cur.value, m.random_constant({c, 1, 3, 3}, rng)}, depthwise);
+        const ValueId mixed = m.node(
+            OpKind::kConv, {taps, m.random_constant({c, c, 1, 1}, rng), m.random_constant({c}, rng)}, Attributes{});
+        Attributes pool;
+        pool.set("kernel_shape", std::vector<int64_t>{2, 2});
+        pool.set("strides", std::vector<int64_t>{2, 2});
+        cur.value = m.node(OpKind::kAdd, {mixed, m.node(OpKind::kMaxPool, {cur.value}, pool)});
+        cur.shape = {1, c, cur.shape[2] / 2, cur.shape[3] / 2};
+        break;
+      }
       case 9:
         cur = add_conv(m, cur, rng);
         cur.value = add_activation(m, cur.value, rng);
@@ -235,6 +252,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   int pools_chained = 0;
   int pointwise_chains = 0;
   int concats_into_transposes = 0;
+  int pools_into_residuals = 0;
   for (int seed = 0; seed < kCases; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(static_cast<unsigned>(seed));
@@ -250,6 +268,7 @@ TEST_CASE("random graphs: fused equals unfused") {
       if (report.pass == "cascade_spp_maxpools") pools_chained += report.changes;
       if (report.pass == "fuse_pointwise_chains") pointwise_chains += report.changes;
       if (report.pass == "fold_concat_into_transpose") concats_into_transposes += report.changes;
+      if (report.pass == "fold_max_pool_into_conv_residual") pools_into_residuals += report.changes;
     }
     fewer_nodes += fused.nodes().size() < original.nodes().size() ? 1 : 0;
     const std::vector<Tensor> inputs = random_inputs_for(original, rng);
@@ -261,13 +280,15 @@ TEST_CASE("random graphs: fused equals unfused") {
   }
   MESSAGE("random graphs: ", changes, " rewrites (", residuals_after_activation, " residuals after an activation, ",
           stems_folded, " Focus stems, ", pools_chained, " pools chained, ", pointwise_chains, " pointwise chains, ",
-          concats_into_transposes, " Concats into Transposes), ", fewer_nodes, " of ", kCases, " graphs shrank");
+          concats_into_transposes, " Concats into Transposes, ", pools_into_residuals,
+          " pools read through by Convs), ", fewer_nodes, " of ", kCases, " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
   CHECK(residuals_after_activation > 0);
   CHECK(stems_folded > 0);
   CHECK(pools_chained > 0);
   CHECK(pointwise_chains > 0);
   CHECK(concats_into_transposes > 0);
+  CHECK(pools_into_residuals > 0);
 }
 
 }  // namespace
