@@ -104,7 +104,12 @@ std::string_view inference_device_name(InferenceDevice device) {
 }
 
 bool runs_on_gpu(InferenceDevice device) {
+#if defined(EDGEFUSE_HAVE_CUDA)
   return device == InferenceDevice::kCuda || (device == InferenceDevice::kAuto && !cuda_devices().empty());
+#else
+  (void)device;
+  return false;  // no CUDA backend built: every model runs on the CPU (cuda fails to start)
+#endif
 }
 
 Result<std::unique_ptr<InferenceBackend>> create_inference_backend(std::shared_ptr<const Graph> graph,

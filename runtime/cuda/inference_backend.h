@@ -28,7 +28,8 @@ std::string_view inference_device_name(InferenceDevice device);
 
 // Whether create_inference_backend would try the GPU first for `device` here: cuda, or auto with a
 // CUDA device visible. Callers fuse the graph for that backend (cuda_fusion_options); should the
-// CUDA executor then fail to start under auto, the CPU runs that graph as well.
+// CUDA executor then fail to start under auto, the CPU runs that graph as well. False in a build
+// without the CUDA backend.
 bool runs_on_gpu(InferenceDevice device);
 
 // Writes a run's inputs where the backend keeps them: on the GPU the device buffers and the stream
