@@ -171,15 +171,21 @@ std::shared_ptr<Graph> widening_block(int64_t last) {
   return graph;
 }
 
+// No pair for speed; a memory pair only of node b and only with its output over `target`.
+PlanOptions memory_pair_of_b(MemoryPairTarget target) {
+  PlanOptions options{.in_place = false};
+  options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return false; };
+  options.memory_pair = [target](const Node& first, const Node&, std::span<const TensorDesc>, MemoryPairTarget asked) {
+    return first.name == "b" && asked == target;
+  };
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("a memory pair runs in place where the largest values live, and its wider output sizes the buffer") {
   const TensorDesc input = planes_8x8(8);
-  PlanOptions options{.in_place = false};
-  options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return false; };
-  options.memory_pair = [](const Node& first, const Node&, std::span<const TensorDesc>, MemoryPairTarget target) {
-    return first.name == "b" && target == MemoryPairTarget::kInput;
-  };
+  PlanOptions options = memory_pair_of_b(MemoryPairTarget::kInput);
   const size_t plane_bytes = 8 * 8 * sizeof(float);
 
   auto graph = widening_block(4);
@@ -212,15 +218,10 @@ TEST_CASE("a memory pair runs in place where the largest values live, and its wi
 
 TEST_CASE("a memory pair with its output in bytes of its own saves only the value between") {
   const TensorDesc input = planes_8x8(8);
-  PlanOptions options{.in_place = false};
-  options.kernel_pair = [](const Node&, const Node&, std::span<const TensorDesc>) { return false; };
-  options.memory_pair = [](const Node& first, const Node&, std::span<const TensorDesc>, MemoryPairTarget target) {
-    return first.name == "b" && target == MemoryPairTarget::kOwnBytes;
-  };
   const size_t plane_bytes = 8 * 8 * sizeof(float);
   auto graph = widening_block(4);
   const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
-  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), options);
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), memory_pair_of_b(MemoryPairTarget::kOwnBytes));
   REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
   REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
   CHECK(plan->kernel_pairs == 1);
