@@ -23,12 +23,16 @@ struct FusionOptions {
   // residual through a max pool (the CPU's). The CUDA backend's do not: a graph for it is fused
   // with this off, or such Convs would run on the CPU.
   bool pooled_residuals = true;
+  // Whether fold_transpose_into_conv_output runs: for backends whose 1x1 Convs write a
+  // channels-last output (the CPU's; not the CUDA backend's, like pooled_residuals).
+  bool output_transposes = true;
 };
 
 // The options for a graph the CUDA executor runs.
 inline FusionOptions cuda_fusion_options() {
   FusionOptions options;
   options.pooled_residuals = false;
+  options.output_transposes = false;
   return options;
 }
 

@@ -153,8 +153,15 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
     for (ValueId output : node.outputs) {
       const auto v = static_cast<size_t>(output);
       const TensorDesc& desc = plan.descs[v];
-      // Graph outputs (kept by the caller) and empty values get their own storage.
-      if (plan.offset[v] < 0 && !plan.between_pair[v]) {
+      // A view's input is written into its graph output's storage (PlanOptions::output_views).
+      if (const ValueId target = plan.written_into_output[v]; target != kNoValue) {
+        const auto t = static_cast<size_t>(target);
+        values[t] = output_storage(t, plan.descs[t]);
+        values[v] = Tensor::with_storage(desc.dtype, desc.shape, values[t].storage());
+        stored_.push_back(t);
+        stored_.push_back(v);
+      } else if (plan.offset[v] < 0 && !plan.between_pair[v]) {
+        // Graph outputs (kept by the caller) and empty values get their own storage.
         values[v] = output_storage(v, desc);
         stored_.push_back(v);
       }
@@ -215,6 +222,7 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
 PlanOptions Executor::plan_options(const ExecutorOptions& options) {
   PlanOptions plan;
   plan.reference_kernels = options.reference_kernels;
+  plan.output_views = true;
   if (!options.reference_kernels) {
     plan.kernel_pair = cpu_conv_pair_planned;
     plan.kernel_pair_in_place = cpu_conv_pair_in_place;

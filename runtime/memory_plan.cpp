@@ -243,6 +243,42 @@ void reuse_dying_inputs(const Graph& graph, MemoryPlan& plan) {
   }
 }
 
+// Makes the input of each Reshape-like node whose output is a graph output a view of that output
+// (PlanOptions::output_views; see the header): an arena value that dies at that node and shares
+// no bytes with another (no Concat block or output, nothing in place) leaves the arena and is
+// written into the output's storage, and the node is skipped. Runs after reuse_dying_inputs.
+void write_views_into_outputs(const Graph& graph, MemoryPlan& plan) {
+  std::vector<bool> is_graph_output(plan.descs.size(), false), shares_bytes(plan.descs.size(), false);
+  for (ValueId output : graph.outputs()) is_graph_output[static_cast<size_t>(output)] = true;
+  for (size_t v = 0; v < plan.descs.size(); ++v) {
+    if (plan.alias_of[v] != kNoValue) {
+      shares_bytes[v] = shares_bytes[static_cast<size_t>(plan.alias_of[v])] = true;
+    }
+    if (plan.in_place_of[v] != kNoValue) {
+      shares_bytes[v] = shares_bytes[static_cast<size_t>(plan.in_place_of[v])] = true;
+    }
+  }
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& node = graph.nodes()[n];
+    if (plan.node_skipped[n] || !keeps_input_bytes(node.op) || node.inputs.empty() || node.outputs.size() != 1) {
+      continue;
+    }
+    const ValueId input = node.inputs[0];
+    const auto out = static_cast<size_t>(node.outputs[0]);
+    if (input == kNoValue || !is_graph_output[out]) continue;
+    const auto in = static_cast<size_t>(input);
+    if (plan.first_node[in] < 0 || shares_bytes[in] || plan.last_node[in] != static_cast<NodeId>(n) ||
+        plan.descs[in].dtype != plan.descs[out].dtype || plan.descs[in].nbytes() != plan.descs[out].nbytes()) {
+      continue;
+    }
+    plan.written_into_output[in] = node.outputs[0];
+    plan.first_node[in] = plan.last_node[in] = -1;
+    plan.node_skipped[n] = true;
+    ++plan.views;
+    ++plan.output_views;
+  }
+}
+
 // Finds the kernel pairs (see the header) among the nodes left to run: `first`'s only output is
 // read only by the next node run, as its input 0, and is an arena value that is no Concat block,
 // Concat output or in-place value. Runs after Concat aliasing and in-place choices; takes the value
@@ -458,6 +494,8 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
   if (options.alias_concat) alias_concat_inputs(graph, plan);
   plan.in_place_of.assign(value_count, kNoValue);
   if (options.in_place) reuse_dying_inputs(graph, plan);
+  plan.written_into_output.assign(value_count, kNoValue);
+  if (options.output_views) write_views_into_outputs(graph, plan);
   plan.paired_with.assign(nodes.size(), -1);
   plan.between_pair.assign(value_count, false);
   plan.pair_any_size.assign(nodes.size(), false);

@@ -48,6 +48,12 @@
 // op_kind.h) is its input's bytes when that input is an arena value dying at that node (it may be
 // an aliased Concat's output, but not a block of one) and the output is no part of a Concat
 // alias; the node is skipped. Such an output is recorded in in_place_of like an in-place one.
+//
+// Views of graph outputs (PlanOptions::output_views): when such a node's output is a graph output
+// (which has storage of its own, not in the arena) and its input is an arena value dying there
+// that shares no bytes, the input leaves the arena and is written straight into the graph
+// output's storage (MemoryPlan::written_into_output); the node is skipped. A model's heads end in
+// Reshapes of graph outputs (BlazeFace's four), which then copy nothing.
 #pragma once
 
 #include <cstddef>
@@ -88,6 +94,9 @@ struct PlanOptions {
   // MemoryPlan::pair_any_size.
   std::function<bool(const Node& first, const Node& second, std::span<const TensorDesc> descs, MemoryPairTarget target)>
       memory_pair;
+  // Reshape-like nodes whose output is a graph output make their input a view of it (see the
+  // header): for backends that run on the graph outputs' storage (the CPU executor).
+  bool output_views = false;
 };
 
 // Every value's description for given input descriptions, plus the values known before running.
@@ -113,9 +122,12 @@ struct MemoryPlan {
   std::vector<int64_t> offset;       // per value: byte offset in the arena, -1 = not in the arena
   std::vector<ValueId> alias_of;     // per value: the Concat output it is a block of, else kNoValue
   std::vector<ValueId> in_place_of;  // per value: the dying input whose bytes it takes, else kNoValue
-  std::vector<NodeId> paired_with;   // per node: the node run inside its kernel (PlanOptions::kernel_pair), else -1
-  std::vector<bool> between_pair;    // per value: lives only inside a kernel pair, never stored
-  std::vector<bool> pair_any_size;   // per node: first of a memory pair (PlanOptions::memory_pair)
+  // Per value: the graph output whose storage it is written into (it is that output's input,
+  // through a skipped Reshape-like node; PlanOptions::output_views), else kNoValue.
+  std::vector<ValueId> written_into_output;
+  std::vector<NodeId> paired_with;  // per node: the node run inside its kernel (PlanOptions::kernel_pair), else -1
+  std::vector<bool> between_pair;   // per value: lives only inside a kernel pair, never stored
+  std::vector<bool> pair_any_size;  // per node: first of a memory pair (PlanOptions::memory_pair)
   // Lifetime per arena value (-1 for others): from its producer (for a Concat output with aliased
   // inputs, its first input's producer) to the last node that reads it (or its block's Concat output).
   std::vector<NodeId> first_node;
@@ -126,6 +138,7 @@ struct MemoryPlan {
   size_t activation_bytes_moved = 0;           // per kernel run: bytes of its distinct non-constant inputs + outputs
   int concats_aliased = 0;                     // Concat nodes skipped because their inputs are written in place
   int views = 0;                               // Reshape-like nodes skipped because their output is a view
+  int output_views = 0;                        // of those, nodes whose input is written into a graph output
   int kernel_pairs = 0;                        // pairs of nodes run as one kernel
   int kernel_pairs_in_place = 0;               // of those, pairs whose output takes their input's bytes
   int memory_pairs = 0;                        // of those, pairs taken for memory (all in place)

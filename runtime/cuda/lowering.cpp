@@ -460,6 +460,8 @@ class Lowerer {
     EF_ASSIGN_OR_RETURN(const ConvProblem p, conv_problem(node, inputs));
     // The fuser folds a MaxPool into a Conv's residual only for the CPU (FusionOptions::pooled_residuals).
     if (p.residual_pooled) return StepsOrFallback{not_lowered("Conv reading its residual through a max pool")};
+    // Nor a Transpose into its output (FusionOptions::output_transposes).
+    if (p.output_channels_last) return StepsOrFallback{not_lowered("Conv writing its output channels-last")};
     EF_ASSIGN_OR_RETURN(const ActivationParams activation, epilogue_activation(node));
     EF_ASSIGN_OR_RETURN(const ConvEpilogue epilogue, conv_epilogue(node.attrs));
     const WindowGeometry g = p.geometry.padded_to(3);

@@ -38,6 +38,14 @@ Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const
                          ", expected 2 on a 2-D Conv (or absent)");
   }
   p.residual_pooled = residual_pool == 2;
+  const int64_t output_channels_last = node.attrs.get_int(kConvOutputChannelsLast, 0);
+  if (output_channels_last != 0 && output_channels_last != 1) {
+    return invalid_model(kConvOutputChannelsLast, " is ", output_channels_last, ", expected 0 or 1");
+  }
+  p.output_channels_last = output_channels_last == 1;
+  if (p.output_channels_last && inputs.size() > 3 && inputs[3] != nullptr) {
+    return invalid_model(kConvOutputChannelsLast, " is set with a fused residual (input 3); not supported");
+  }
   const int64_t channel_axis = p.channels_last ? x.rank() - 1 : 1;
   p.batch = x.dim(0);
   p.in_channels = x.dim(channel_axis);
@@ -75,6 +83,13 @@ Status infer_conv(const Node& node, std::span<const Tensor* const> inputs, std::
   EF_RETURN_IF_ERROR(conv_epilogue(node.attrs).status());
   Shape shape = {p.batch, p.out_channels};
   shape.insert(shape.end(), p.geometry.output.begin(), p.geometry.output.end());
+  if (p.output_channels_last) {
+    // [N, output..., M] (conv_problem refused a residual with it).
+    shape.erase(shape.begin() + 1);
+    shape.push_back(p.out_channels);
+    outputs.assign(1, TensorDesc{inputs[0]->dtype(), std::move(shape)});
+    return Status::ok();
+  }
   // Input 3, the fused residual (set by the fuser's fuse_conv_add or fuse_conv_activation_add):
   // added to the output before or after the activation epilogue, so it has the output's shape, or
   // with group 1 fewer channels (trim_zero_padded_residuals), the rest taking no residual.
@@ -128,21 +143,27 @@ Status reference_conv(const KernelArgs& args) {
     const float lower = std::max(std::max(kLowest, bottom[0]), bottom[1]);
     return std::max(std::max(kLowest, upper), lower);
   };
-  float* y = args.outputs[0]->data<float>();
+  float* const y = args.outputs[0]->data<float>();
   const int64_t cg = p.in_channels_per_group();
   const int64_t mg = p.out_channels_per_group();
   const int64_t in_image = p.in_channels * g.input[0] * g.input[1] * g.input[2];
   const int64_t channel_stride = p.input_channel_stride(), position_stride = p.input_position_stride();
   const int64_t kernel_volume = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  // Output (n, m, position): NCHW, or channels-last (kConvOutputChannelsLast).
+  const int64_t output_positions = g.output[0] * g.output[1] * g.output[2];
+  const int64_t out_channel_stride = p.output_channels_last ? 1 : output_positions;
+  const int64_t out_position_stride = p.output_channels_last ? p.out_channels : 1;
   for (int64_t n = 0; n < p.batch; ++n) {
     for (int64_t m = 0; m < p.out_channels; ++m) {
       const int64_t first_channel = (m / mg) * cg;
       // Channels past the residual's take none.
       const float* residual =
           m < residual_channels ? residual_data + (n * residual_channels + m) * residual_plane : nullptr;
+      float* y_channel = y + n * p.out_channels * output_positions + m * out_channel_stride;
       for (int64_t oz = 0; oz < g.output[0]; ++oz) {
         for (int64_t oy = 0; oy < g.output[1]; ++oy) {
           for (int64_t ox = 0; ox < g.output[2]; ++ox) {
+            float* out = y_channel + ((oz * g.output[1] + oy) * g.output[2] + ox) * out_position_stride;
             double acc = bias != nullptr ? bias[m] : 0.0;
             for (int64_t c = 0; c < cg; ++c) {
               const float* plane = x + n * in_image + (first_channel + c) * channel_stride;
@@ -163,12 +184,12 @@ Status reference_conv(const KernelArgs& args) {
               }
             }
             if (residual == nullptr) {
-              *y++ = static_cast<float>(epilogue.apply(acc));
+              *out = static_cast<float>(epilogue.apply(acc));
             } else if (epilogue.residual_after_activation) {
-              *y++ = static_cast<float>(epilogue.apply(acc) + static_cast<double>(residual_at(residual, oz, oy, ox)));
+              *out = static_cast<float>(epilogue.apply(acc) + static_cast<double>(residual_at(residual, oz, oy, ox)));
             } else {
               acc += residual_at(residual, oz, oy, ox);
-              *y++ = static_cast<float>(epilogue.apply(acc));
+              *out = static_cast<float>(epilogue.apply(acc));
             }
           }
         }

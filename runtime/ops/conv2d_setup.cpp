@@ -42,6 +42,7 @@ Conv2d conv2d_shape(const ConvProblem& p, const ConvEpilogue& epilogue, std::spa
   c.residual_plane = c.output_plane;
   c.residual_begin = 0;
   c.residual_pooled = p.residual_pooled;
+  c.output_channels_last = p.output_channels_last;
   c.epilogue = epilogue;
   return c;
 }

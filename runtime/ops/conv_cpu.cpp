@@ -101,7 +101,7 @@ void run_pointwise(const Conv2d& c, const CpuKernelTable& kernels, ThreadPool* p
   const GemmTasks& t =
       gemm_split_for(c.batch * c.group, c.mg, c.output_plane, c.kernel_columns, pool != nullptr ? pool->size() : 1);
   parallel_for(pool, c.batch * c.group * t.per_plane(), 1, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> panel_buffer, pooled_buffer;
+    thread_local std::vector<float> panel_buffer, pooled_buffer, block_buffer;
     float* const panel = grown_to(panel_buffer, c.kernel_columns * kGemmPanelColumns);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t row_block = task % t.row_blocks;
@@ -110,15 +110,25 @@ void run_pointwise(const Conv2d& c, const CpuKernelTable& kernels, ThreadPool* p
       const int64_t n = image_group / c.group, g = image_group % c.group;
       const int64_t row_begin = t.row_begin(row_block), row_end = t.row_begin(row_block + 1);
       const int64_t column_begin = t.column_begin(column_block), column_end = t.column_begin(column_block + 1);
+      float* const y = c.y + (n * c.out_channels + g * c.mg + row_begin) * c.output_plane + column_begin;
       if (c.residual_pooled) {
         // The task's residual rows pooled while its output block is computed: the whole output
         // rows its columns touch.
         const Conv2d pooled =
             with_pooled_residual_rows(c, kernels, n, g * c.mg + row_begin, g * c.mg + row_end, column_begin / c.ow,
                                       (column_end + c.ow - 1) / c.ow, pooled_buffer);
-        kernels.conv_pointwise_block(pooled, n, g, row_begin, row_end, column_begin, column_end, panel);
+        kernels.conv_pointwise_block(pooled, n, g, row_begin, row_end, column_begin, column_end, y, c.output_plane,
+                                     panel);
+      } else if (c.output_channels_last) {
+        // The block channels-first into a buffer that stays in cache, then transposed into its
+        // positions' rows of Y ([N, H, W, M]; group 1).
+        const int64_t rows = row_end - row_begin, columns = column_end - column_begin;
+        float* const block = grown_to(block_buffer, rows * columns);
+        kernels.conv_pointwise_block(c, n, g, row_begin, row_end, column_begin, column_end, block, columns, panel);
+        kernels.transpose_f32(block, columns, c.y + (n * c.output_plane + column_begin) * c.out_channels + row_begin,
+                              c.out_channels, columns, rows);
       } else {
-        kernels.conv_pointwise_block(c, n, g, row_begin, row_end, column_begin, column_end, panel);
+        kernels.conv_pointwise_block(c, n, g, row_begin, row_end, column_begin, column_end, y, c.output_plane, panel);
       }
     }
   });
@@ -184,6 +194,8 @@ Status cpu_conv(const KernelArgs& args) {
   // A channels-last input is read by the dense path only (the fuser folds the Transpose into such
   // Convs alone); the others, hand-made, take the reference kernel.
   if (c.channels_last && (depthwise || c.pointwise)) return reference_conv(args);
+  // Likewise a channels-last output, written by the group-1 1x1 path only.
+  if (c.output_channels_last && (!c.pointwise || c.group != 1 || c.channels_last)) return reference_conv(args);
   if (depthwise) {
     // Planes in contiguous shares: each thread takes the same channels in every depthwise Conv of
     // a stack (BlazeFace-128 on 2 threads 0.446 -> 0.436 ms; YOLOX-nano and BlazeFace-256 the same).

@@ -96,13 +96,12 @@ void conv_pack_weights(const Conv2d& c, float* packed) {
 }
 
 void conv_pointwise_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin,
-                          int64_t end, float* panel) {
+                          int64_t end, float* out, int64_t ldo, float* panel) {
   const int64_t k = c.kernel_columns;
   // Packed tiles are kGemmTileRows rows each and row_begin is a multiple of it.
   const float* packed = c.packed_w + g * packed_gemm_a_floats(c.mg, k) + row_begin * k;
   packed_gemm(packed, row_end - row_begin, k, c.x + (n * c.channels + g * c.cg) * c.input_plane + begin, c.input_plane,
-              c.y + (n * c.out_channels + g * c.mg + row_begin) * c.output_plane + begin, c.output_plane, end - begin,
-              row_epilogue(c, n, g, row_begin, begin), panel);
+              out, ldo, end - begin, row_epilogue(c, n, g, row_begin, begin), panel);
 }
 
 void conv_pointwise_from(const Conv2d& c, int64_t n, const float* b, int64_t ldb, int64_t begin, int64_t end,

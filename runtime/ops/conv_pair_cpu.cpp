@@ -350,6 +350,10 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
 
 Result<bool> pair_kind(const KernelArgs& first, const KernelArgs& second, PairQuery query, PairSize size) {
   if (first.node.op != OpKind::kConv || second.node.op != OpKind::kConv) return false;
+  // The pair kernels write NCHW outputs only.
+  for (const KernelArgs* args : {&first, &second}) {
+    if (args->node.attrs.get_int(kConvOutputChannelsLast, 0) != 0) return false;
+  }
   if (first.inputs.empty() || first.outputs.size() != 1 || second.inputs.empty() || second.outputs.empty()) {
     return false;
   }

@@ -22,13 +22,17 @@ namespace edgefuse {
 // Conv whose residual was a MaxPool's output), input 3 is that MaxPool's input, [N, R, 2 OH,
 // 2 OW], and the residual added at (oy, ox) is the max over its 2 x 2 window at (2 oy, 2 ox): the
 // pooled tensor is never stored.
+// With fused_output_channels_last = 1 (the fuser's fold_transpose_into_conv_output, for a Conv
+// whose output a Transpose moved channels last), Y is [N, output..., M]: the Transpose's output,
+// written without the NCHW copy. No fused residual then.
 struct ConvProblem {
   int64_t batch = 0;
   int64_t in_channels = 0;   // C
   int64_t out_channels = 0;  // M
   int64_t group = 1;
-  bool channels_last = false;    // X is [N, spatial..., C]
-  bool residual_pooled = false;  // input 3 is read through a 2 x 2, stride 2 max pool
+  bool channels_last = false;         // X is [N, spatial..., C]
+  bool residual_pooled = false;       // input 3 is read through a 2 x 2, stride 2 max pool
+  bool output_channels_last = false;  // Y is [N, output..., M]
   WindowGeometry geometry;
 
   int64_t in_channels_per_group() const { return in_channels / group; }
@@ -46,6 +50,8 @@ struct ConvProblem {
 
 // The attribute that makes a Conv read its input channels-last (see above).
 inline constexpr const char* kConvInputChannelsLast = "fused_input_channels_last";
+// The attribute that makes a Conv write its output channels-last (see above).
+inline constexpr const char* kConvOutputChannelsLast = "fused_output_channels_last";
 // The attribute that makes a Conv read its residual through a 2 x 2 max pool (see above); its one
 // value is the window's size and stride, 2.
 inline constexpr const char* kConvResidualMaxPool = "fused_residual_max_pool";

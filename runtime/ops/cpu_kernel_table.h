@@ -57,6 +57,9 @@ struct Conv2d {
   // (kConvResidualMaxPool): only the 1x1 GEMM paths take it, each pooling the rows it needs
   // into a buffer it points `residual` at (with_pooled_residual_rows).
   bool residual_pooled;
+  // Y channels-last ([N, H, W, M], ConvProblem::output_channels_last): only the 1x1 path writes
+  // it (each task's block computed channels-first into a buffer, then transposed into y).
+  bool output_channels_last;
   float* y;
   ConvEpilogue epilogue;  // applied to each output block while it is still in cache
 };
@@ -121,9 +124,10 @@ struct CpuKernelTable {
   void (*conv_pack_weights)(const Conv2d& c, float* packed);
   // Pointwise Conv (c.pointwise), with c.packed_w set: output channels [row_begin, row_end) of
   // group g (row_begin a multiple of kGemmRowBlockUnit) and columns [begin, end) of image n, bias,
-  // residual and epilogue included. `panel` holds kernel_columns * kGemmPanelColumns floats.
+  // residual and epilogue included, into `out`: channel row_begin + r's columns from out + r * ldo
+  // on (Y itself, or a buffer). `panel` holds kernel_columns * kGemmPanelColumns floats.
   void (*conv_pointwise_block)(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin,
-                               int64_t end, float* panel);
+                               int64_t end, float* out, int64_t ldo, float* panel);
   // The same (one group) for every output channel and columns [begin, end) of image n, with the
   // input read from `b` instead of c.x: B's row kk (input channel kk of those columns) at b + kk * ldb.
   void (*conv_pointwise_from)(const Conv2d& c, int64_t n, const float* b, int64_t ldb, int64_t begin, int64_t end,
@@ -172,7 +176,7 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
   int64_t conv_packed_weight_floats(const Conv2d& c);                                                                 \
   void conv_pack_weights(const Conv2d& c, float* packed);                                                             \
   void conv_pointwise_block(const Conv2d& c, int64_t n, int64_t g, int64_t row_begin, int64_t row_end, int64_t begin, \
-                            int64_t end, float* panel);                                                               \
+                            int64_t end, float* out, int64_t ldo, float* panel);                                      \
   void conv_pointwise_from(const Conv2d& c, int64_t n, const float* b, int64_t ldb, int64_t begin, int64_t end,       \
                            float* panel);                                                                             \
   void conv_phase_band(const Conv2d& c, int64_t n, int64_t g, int64_t oy_begin, float* planes);                       \

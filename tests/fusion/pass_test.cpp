@@ -535,7 +535,7 @@ TEST_CASE("optimize_graph runs the passes in order, verifies, and can be switche
   Graph fused = m.graph();
   Result<std::vector<PassReport>> reports = optimize_graph(fused);
   REQUIRE(reports.is_ok());
-  REQUIRE(reports->size() == 13);
+  REQUIRE(reports->size() == 14);
   const char* const order[] = {"eliminate_identity",
                                "fold_constants",
                                "fold_transposes",
@@ -547,9 +547,10 @@ TEST_CASE("optimize_graph runs the passes in order, verifies, and can be switche
                                "fuse_conv_activation_add",
                                "trim_zero_padded_residuals",
                                "fold_max_pool_into_conv_residual",
+                               "fold_transpose_into_conv_output",
                                "fuse_pointwise_chains",
                                "cascade_spp_maxpools"};
-  const int changes[] = {1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0};
+  const int changes[] = {1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0};
   for (size_t i = 0; i < reports->size(); ++i) {
     CHECK((*reports)[i].pass == order[i]);
     CHECK((*reports)[i].changes == changes[i]);

@@ -1,8 +1,8 @@
 // Property test: random small graphs (chains of Conv, BatchNormalization, activations, SiLU,
 // Add (also after an activated Conv, YOLOX's shortcut), runs of pointwise ops, Concat, MaxPool, Identity, constant
-// subexpressions, Focus stems (space-to-depth + Conv) and SPP blocks, with random shapes and constant
-// weights; intermediate values sometimes graph outputs) give the same outputs after
-// optimize_graph as before, with both kernel sets. Seeded, so a failure names its case.
+// subexpressions, Focus stems (space-to-depth + Conv), SPP blocks and channels-last heads, with random shapes and
+// constant weights; intermediate values sometimes graph outputs) give the same outputs after optimize_graph as before,
+// with both kernel sets. Seeded, so a failure names its case.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -108,7 +108,7 @@ Graph random_graph(std::mt19937& rng) {
   const int64_t steps = pick(rng, 2, 7);
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t c = cur.shape[1];
-    switch (pick(rng, 0, 15)) {
+    switch (pick(rng, 0, 16)) {
       case 0:
       case 1:
       case 2:
@@ -210,6 +210,19 @@ Graph random_graph(std::mt19937& rng) {
         m.output(m.node(OpKind::kTranspose, {m.node(OpKind::kConcat, levels, on_cells)}, perm));
         break;
       }
+      case 16: {  // a BlazeFace-style head, as an extra output: a 1x1 Conv (activated or not),
+                  // transposed channels-last and flattened to [1, cells, m], which the fuser makes
+                  // one Conv writing into the output
+        const int64_t out_channels = pick(rng, 1, 20), cells = cur.shape[2] * cur.shape[3];
+        ValueId head = m.node(OpKind::kConv, {cur.value, m.random_constant({out_channels, c, 1, 1}, rng),
+                                              m.random_constant({out_channels}, rng)});
+        if (pick(rng, 0, 1) == 0) head = add_activation(m, head, rng);
+        Attributes perm;
+        perm.set("perm", std::vector<int64_t>{0, 2, 3, 1});
+        m.output(m.node(OpKind::kReshape, {m.node(OpKind::kTranspose, {head}, perm),
+                                           m.constant(Tensor::from_vector<int64_t>({3}, {1, cells, out_channels}))}));
+        break;
+      }
       case 12: {  // SPP: Concat of the input and same-padded stride-1 pools of growing odd kernels
         Attributes axis;
         axis.set("axis", int64_t{1});
@@ -253,6 +266,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   int pointwise_chains = 0;
   int concats_into_transposes = 0;
   int pools_into_residuals = 0;
+  int transposes_into_convs = 0;
   for (int seed = 0; seed < kCases; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(static_cast<unsigned>(seed));
@@ -269,6 +283,7 @@ TEST_CASE("random graphs: fused equals unfused") {
       if (report.pass == "fuse_pointwise_chains") pointwise_chains += report.changes;
       if (report.pass == "fold_concat_into_transpose") concats_into_transposes += report.changes;
       if (report.pass == "fold_max_pool_into_conv_residual") pools_into_residuals += report.changes;
+      if (report.pass == "fold_transpose_into_conv_output") transposes_into_convs += report.changes;
     }
     fewer_nodes += fused.nodes().size() < original.nodes().size() ? 1 : 0;
     const std::vector<Tensor> inputs = random_inputs_for(original, rng);
@@ -280,8 +295,8 @@ TEST_CASE("random graphs: fused equals unfused") {
   }
   MESSAGE("random graphs: ", changes, " rewrites (", residuals_after_activation, " residuals after an activation, ",
           stems_folded, " Focus stems, ", pools_chained, " pools chained, ", pointwise_chains, " pointwise chains, ",
-          concats_into_transposes, " Concats into Transposes, ", pools_into_residuals,
-          " pools read through by Convs), ", fewer_nodes, " of ", kCases, " graphs shrank");
+          concats_into_transposes, " Concats into Transposes, ", pools_into_residuals, " pools read through by Convs, ",
+          transposes_into_convs, " Transposes written by Convs), ", fewer_nodes, " of ", kCases, " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
   CHECK(residuals_after_activation > 0);
   CHECK(stems_folded > 0);
@@ -289,6 +304,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   CHECK(pointwise_chains > 0);
   CHECK(concats_into_transposes > 0);
   CHECK(pools_into_residuals > 0);
+  CHECK(transposes_into_convs > 0);
 }
 
 }  // namespace
