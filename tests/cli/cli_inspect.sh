@@ -99,15 +99,30 @@ grep -qE '^  Concat +16 nodes +[0-9]+\.[0-9]{3} ms$' "$WORK_DIR/out" || fail "no
 
 # BlazeFace-256: 8 depthwise -> 1x1 pairs, the 7 stride-1 blocks of its 128 x 128 stage in place
 # (their outputs share one buffer, conv_pair.h), which keeps the arena within 1/25 of one buffer
-# per tensor; the eighth has stride 2.
+# per tensor; the eighth has stride 2. Its four heads write their graph outputs (the Reshapes are
+# views), and the fused kernels move under 1/3 of the unfused kernels' bytes.
 blazeface="$assets/models/blazeface_back_256.onnx"
 if [[ -f "$blazeface" ]]; then
   run_ok "$EDGEFUSE" inspect --model "$blazeface" --json
   [[ "$(json_int kernel_pairs)" -eq 8 ]] || fail "BlazeFace-256 kernel_pairs $(json_int kernel_pairs), expected 8"
   [[ "$(json_int kernel_pairs_in_place)" -eq 7 ]] || fail "BlazeFace-256 kernel_pairs_in_place, expected 7"
   [[ $(($(json_int arena_bytes) * 25)) -le "$(json_int unplanned_bytes)" ]] || fail "BlazeFace-256 arena above 1/25"
+  [[ "$(json_int output_views)" -eq 4 ]] || fail "BlazeFace-256 output_views $(json_int output_views), expected 4"
+  [[ $(($(json_int activation_bytes_moved_fused) * 3)) -le "$(json_int activation_bytes_moved_unfused)" ]] ||
+    fail "BlazeFace-256 bytes moved above 1/3"
   run_ok "$EDGEFUSE" inspect --model "$blazeface"
   expect_output "of them in place               7"
+fi
+
+# BlazeFace-128: the same heads; bytes moved under 1/3 of unfused and an arena 15 times smaller
+# than one buffer per tensor (the fuser issue's figures).
+blazeface="$assets/models/blazeface_front_128.onnx"
+if [[ -f "$blazeface" ]]; then
+  run_ok "$EDGEFUSE" inspect --model "$blazeface" --json
+  [[ "$(json_int output_views)" -eq 4 ]] || fail "BlazeFace-128 output_views $(json_int output_views), expected 4"
+  [[ $(($(json_int activation_bytes_moved_fused) * 3)) -le "$(json_int activation_bytes_moved_unfused)" ]] ||
+    fail "BlazeFace-128 bytes moved above 1/3"
+  [[ $(($(json_int arena_bytes) * 15)) -le "$(json_int unplanned_bytes)" ]] || fail "BlazeFace-128 arena above 1/15"
 fi
 
 run_fails "model file '$WORK_DIR/none.onnx' not found" "$EDGEFUSE" inspect --model "$WORK_DIR/none.onnx"
