@@ -1,9 +1,8 @@
 // Latency of edgefuse against OpenCV DNN on the real detector models, same random input, same
-// thread count. Runs of the two engines alternate (and swap order each round) so that a noisy,
-// shared machine slows both alike. Prints a Markdown table; see bench/RESULTS.md.
+// thread count. Runs of the engines alternate (and swap order each round) so that a noisy,
+// shared machine slows them alike (bench_engines.h). Prints a Markdown table; see bench/RESULTS.md.
 //
 //   bench_models [--assets DIR] [--runs N] [--warmup N] [--threads 1,2]
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +18,7 @@
 #include <opencv2/dnn.hpp>
 
 #include "bench/bench_common.h"
+#include "bench/bench_engines.h"
 #include "fusion/pass_manager.h"
 #include "models/onnx/onnx_importer.h"
 #include "pipeline/cli/args.h"
@@ -50,54 +50,6 @@ const cli::CommandSpec& bench_spec() {
   };
   return spec;
 }
-
-// Why an engine could not run, kept to one Markdown-safe line.
-std::string one_line(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r' || c == '|') c = ' ';
-  }
-  constexpr size_t kMaxLength = 160;
-  if (text.size() > kMaxLength) text = text.substr(0, kMaxLength) + "...";
-  return text;
-}
-
-// An engine under test: configured once per thread count, then run repeatedly on fixed inputs.
-class Engine {
- public:
-  virtual ~Engine() = default;
-  virtual std::string prepare(int threads) = 0;  // "" when ready, else why not
-  virtual std::string run() = 0;                 // "" on success, else why not
-};
-
-// edgefuse either fused (graph passes + planned arena) or eager (the imported graph as it is,
-// one buffer per tensor): the baseline the fuser is measured against.
-class EdgefuseEngine final : public Engine {
- public:
-  EdgefuseEngine(std::shared_ptr<const Graph> graph, std::vector<Tensor> inputs, bool fused)
-      : graph_(std::move(graph)), inputs_(std::move(inputs)), fused_(fused) {}
-
-  std::string prepare(int threads) override {
-    executor_.reset();
-    ExecutorOptions options;
-    options.threads = threads;
-    options.plan_memory = fused_;
-    Result<Executor> executor = Executor::create(graph_, options);
-    if (!executor.is_ok()) return executor.status().message();
-    executor_.emplace(std::move(executor).value());
-    return "";
-  }
-
-  std::string run() override {
-    Result<std::vector<Tensor>> outputs = executor_->run(inputs_);
-    return outputs.is_ok() ? "" : outputs.status().message();
-  }
-
- private:
-  std::shared_ptr<const Graph> graph_;
-  std::vector<Tensor> inputs_;
-  bool fused_;
-  std::optional<Executor> executor_;
-};
 
 class OpenCvEngine final : public Engine {
  public:
@@ -142,35 +94,6 @@ class OpenCvEngine final : public Engine {
   std::vector<std::string> output_names_;
   std::string load_error_;
 };
-
-// One engine's outcome for one model and thread count.
-using Measurement = bench::Samples;
-
-double time_run_ms(Engine& engine, Measurement& measurement) {
-  const auto start = std::chrono::steady_clock::now();
-  std::string failure = engine.run();
-  const auto stop = std::chrono::steady_clock::now();
-  if (!failure.empty()) measurement.failure = one_line(failure);
-  return std::chrono::duration<double, std::milli>(stop - start).count();
-}
-
-// Warm-up, then `runs` rounds in which each working engine runs once; the order alternates.
-std::vector<Measurement> measure(std::span<Engine* const> engines, int threads, int64_t warmup, int64_t runs) {
-  std::vector<Measurement> results(engines.size());
-  for (size_t e = 0; e < engines.size(); ++e) {
-    results[e].failure = one_line(engines[e]->prepare(threads));
-    for (int64_t i = 0; i < warmup && results[e].failure.empty(); ++i) time_run_ms(*engines[e], results[e]);
-  }
-  for (int64_t round = 0; round < runs; ++round) {
-    for (size_t k = 0; k < engines.size(); ++k) {
-      const size_t e = round % 2 == 0 ? k : engines.size() - 1 - k;
-      if (!results[e].failure.empty()) continue;
-      const double ms = time_run_ms(*engines[e], results[e]);
-      if (results[e].failure.empty()) results[e].ms.push_back(ms);
-    }
-  }
-  return results;
-}
 
 void print_row(const std::string& model, int threads, const std::vector<std::string>& cells) {
   std::printf("| %s | %d |", model.c_str(), threads);
@@ -233,7 +156,7 @@ void bench_model(const BenchModel& model, const std::filesystem::path& assets, c
   OpenCvEngine opencv(path, **graph, *inputs);
   Engine* const engines[] = {&fused, &eager, &opencv};
   for (int threads : thread_counts) {
-    const std::vector<Measurement> r = measure(engines, threads, warmup, runs);
+    const std::vector<Samples> r = measure_alternating(engines, threads, warmup, runs);
     print_row(model.label, threads,
               {bench::latency_cell(r[0], 2), bench::latency_cell(r[1], 2), bench::latency_cell(r[2], 2),
                bench::median_ratio_cell(r[0], r[1]), bench::median_ratio_cell(r[0], r[2])});

@@ -1,5 +1,6 @@
 #include "fusion/pass_manager.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -46,15 +47,33 @@ constexpr PassEntry kPasses[] = {
 
 }  // namespace
 
+std::vector<std::string> fusion_pass_names() {
+  std::vector<std::string> names;
+  for (const PassEntry& entry : kPasses) names.emplace_back(entry.name);
+  return names;
+}
+
 Result<std::vector<PassReport>> optimize_graph(Graph& graph, const FusionOptions& options) {
   std::vector<PassReport> reports;
   if (!options.enabled) return reports;
+  const std::vector<std::string> names = fusion_pass_names();
+  for (const std::string& skipped : options.skipped_passes) {
+    if (std::find(names.begin(), names.end(), skipped) == names.end()) {
+      return Status(StatusCode::kInvalidArgument, make_message("no fusion pass is named '", skipped, "'"));
+    }
+  }
   EF_RETURN_IF_ERROR(graph.verify().with_context("before fusion"));
   for (const PassEntry& entry : kPasses) {
     PassReport report;
     report.pass = entry.name;
     if (entry.enabled_by != nullptr && !(options.*entry.enabled_by)) {
       report.details.push_back("off for this backend");
+      reports.push_back(std::move(report));
+      continue;
+    }
+    if (std::find(options.skipped_passes.begin(), options.skipped_passes.end(), entry.name) !=
+        options.skipped_passes.end()) {
+      report.details.push_back("skipped on request");
       reports.push_back(std::move(report));
       continue;
     }

@@ -26,6 +26,9 @@ struct FusionOptions {
   // Whether fold_transpose_into_conv_output runs: for backends whose 1x1 Convs write a
   // channels-last output (the CPU's; not the CUDA backend's, like pooled_residuals).
   bool output_transposes = true;
+  // Passes not to run, by name (to measure what one is worth: bench/bench_passes.cpp). A name
+  // that is no pass is an invalid argument.
+  std::vector<std::string> skipped_passes;
 };
 
 // The options for a graph the CUDA executor runs.
@@ -40,6 +43,9 @@ inline FusionOptions cuda_fusion_options() {
 // error naming the pass (a bug in the pass, not bad input). Errors from evaluating constants
 // (a malformed model) are returned with the pass named as context.
 Result<std::vector<PassReport>> optimize_graph(Graph& graph, const FusionOptions& options = {});
+
+// The passes' names, in the order optimize_graph runs them.
+std::vector<std::string> fusion_pass_names();
 
 // True when the environment sets EDGEFUSE_NO_FUSION=1.
 bool fusion_disabled_by_env();

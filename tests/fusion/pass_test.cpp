@@ -562,6 +562,43 @@ TEST_CASE("optimize_graph runs the passes in order, verifies, and can be switche
   CHECK(max_relative_l2(run_graph(fused, inputs, false), run_graph(m.graph(), inputs, true)) <= kFusionTolerance);
 }
 
+TEST_CASE("optimize_graph skips passes by name, and refuses a name that is no pass") {
+  std::mt19937 rng(10);
+  GraphMaker m;
+  const ValueId x = m.input({1, 3, 8, 8});
+  const ValueId y = m.node(OpKind::kConv, {x, m.random_constant({4, 3, 3, 3}, rng)}, conv_attrs(1));
+  m.output(m.node(OpKind::kMul, {y, m.node(OpKind::kSigmoid, {y})}));
+
+  const std::vector<std::string> names = fusion_pass_names();
+  REQUIRE(names.size() == 14);
+  CHECK(names.front() == "eliminate_identity");
+  CHECK(names.back() == "cascade_spp_maxpools");
+
+  Graph skipped = m.graph();
+  FusionOptions options;
+  options.skipped_passes = {"fuse_conv_activation"};
+  Result<std::vector<PassReport>> reports = optimize_graph(skipped, options);
+  REQUIRE(reports.is_ok());
+  CHECK(reports->size() == names.size());
+  for (const PassReport& report : *reports) {
+    if (report.pass != "fuse_conv_activation") continue;
+    CHECK(report.changes == 0);
+    CHECK(report.details == std::vector<std::string>{"skipped on request"});
+  }
+  // The SiLU is left to the pointwise-chain pass, which still runs.
+  CHECK(count_nodes(skipped, OpKind::kConv) == 1);
+  CHECK_FALSE(skipped.nodes().front().attrs.has("fused_activation"));
+  CHECK(skipped.nodes().size() == 2);
+
+  Graph unknown = m.graph();
+  options.skipped_passes = {"fuse_everything"};
+  Result<std::vector<PassReport>> refused = optimize_graph(unknown, options);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.status().code() == StatusCode::kInvalidArgument);
+  CHECK(refused.status().message().find("'fuse_everything'") != std::string::npos);
+  CHECK(unknown.nodes().size() == 3);  // untouched
+}
+
 TEST_CASE("EDGEFUSE_NO_FUSION=1 is the environment switch") {
   ::setenv("EDGEFUSE_NO_FUSION", "1", 1);
   CHECK(fusion_disabled_by_env());
