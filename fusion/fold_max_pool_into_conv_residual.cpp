@@ -21,24 +21,6 @@ namespace edgefuse::fusion {
 
 namespace {
 
-bool all_equal(const Node& node, const char* attribute, int64_t value, size_t count) {
-  if (!node.attrs.has(attribute)) return true;
-  const std::vector<int64_t> values = node.attrs.get_ints(attribute);
-  if (values.size() != count) return false;
-  for (int64_t v : values) {
-    if (v != value) return false;
-  }
-  return true;
-}
-
-bool static_rank4_f32(const TensorDesc& desc) {
-  if (desc.dtype != DType::kF32 || desc.shape.size() != 4) return false;
-  for (int64_t dim : desc.shape) {
-    if (dim <= 0) return false;
-  }
-  return true;
-}
-
 // A MaxPool over 2 x 2 windows with stride 2 and no padding whose input is exactly twice its
 // output's height and width.
 bool is_halving_max_pool(const Graph& graph, const Node& pool) {
@@ -49,8 +31,8 @@ bool is_halving_max_pool(const Graph& graph, const Node& pool) {
   if (!pool.attrs.has("kernel_shape") || pool.attrs.get_ints("kernel_shape") != std::vector<int64_t>{2, 2}) {
     return false;
   }
-  if (!all_equal(pool, "strides", 2, 2) || !pool.attrs.has("strides") || !all_equal(pool, "pads", 0, 4) ||
-      !all_equal(pool, "dilations", 1, 2)) {
+  if (!attribute_absent_or_all(pool, "strides", 2, 2) || !pool.attrs.has("strides") ||
+      !attribute_absent_or_all(pool, "pads", 0, 4) || !attribute_absent_or_all(pool, "dilations", 1, 2)) {
     return false;
   }
   const TensorDesc& in = graph.value(pool.inputs[0]).desc;
@@ -59,23 +41,10 @@ bool is_halving_max_pool(const Graph& graph, const Node& pool) {
          in.shape[2] == 2 * out.shape[2] && in.shape[3] == 2 * out.shape[3];
 }
 
-// A group-1 1x1 Conv of stride 1 without padding or dilation, reading channels-first, with a
-// residual and no pooled one yet.
+// A 1x1 GEMM Conv (is_pointwise_conv) with a residual and no pooled one yet.
 bool is_pointwise_conv_with_residual(const Graph& graph, const Node& conv) {
-  if (conv.op != OpKind::kConv || conv.inputs.size() < 4 || conv.inputs[3] == kNoValue || conv.outputs.size() != 1) {
-    return false;
-  }
-  if (conv.attrs.get_int("group", 1) != 1 || conv.attrs.get_int(kConvInputChannelsLast, 0) != 0 ||
-      conv.attrs.has(kConvResidualMaxPool)) {
-    return false;
-  }
-  if (conv.attrs.get_string("auto_pad", "NOTSET") != "NOTSET" || !all_equal(conv, "strides", 1, 2) ||
-      !all_equal(conv, "pads", 0, 4) || !all_equal(conv, "dilations", 1, 2)) {
-    return false;
-  }
-  const TensorDesc& weight = graph.value(conv.inputs[1]).desc;
-  return weight.shape.size() == 4 && weight.shape[2] == 1 && weight.shape[3] == 1 &&
-         static_rank4_f32(graph.value(conv.outputs[0]).desc);
+  return is_pointwise_conv(graph, conv) && conv.inputs.size() >= 4 && conv.inputs[3] != kNoValue &&
+         !conv.attrs.has(kConvResidualMaxPool) && !conv.attrs.has(kConvOutputChannelsLast);
 }
 
 }  // namespace

@@ -21,40 +21,10 @@ namespace edgefuse::fusion {
 
 namespace {
 
-bool all_equal(const Node& node, const char* attribute, int64_t value, size_t count) {
-  if (!node.attrs.has(attribute)) return true;
-  const std::vector<int64_t> values = node.attrs.get_ints(attribute);
-  if (values.size() != count) return false;
-  for (int64_t v : values) {
-    if (v != value) return false;
-  }
-  return true;
-}
-
-bool static_rank4_f32(const TensorDesc& desc) {
-  if (desc.dtype != DType::kF32 || desc.shape.size() != 4) return false;
-  for (int64_t dim : desc.shape) {
-    if (dim <= 0) return false;
-  }
-  return true;
-}
-
-// A group-1 1x1 Conv of stride 1 without padding, dilation or residual, reading and writing
-// channels-first.
+// A 1x1 GEMM Conv (is_pointwise_conv) without residual, writing channels-first.
 bool is_plain_pointwise_conv(const Graph& graph, const Node& conv) {
-  if (conv.op != OpKind::kConv || conv.inputs.size() < 2 || conv.outputs.size() != 1) return false;
-  if (conv.inputs.size() > 3 && conv.inputs[3] != kNoValue) return false;
-  if (conv.attrs.get_int("group", 1) != 1 || conv.attrs.get_int(kConvInputChannelsLast, 0) != 0 ||
-      conv.attrs.has(kConvOutputChannelsLast) || conv.attrs.has(kConvResidualMaxPool)) {
-    return false;
-  }
-  if (conv.attrs.get_string("auto_pad", "NOTSET") != "NOTSET" || !all_equal(conv, "strides", 1, 2) ||
-      !all_equal(conv, "pads", 0, 4) || !all_equal(conv, "dilations", 1, 2)) {
-    return false;
-  }
-  const TensorDesc& weight = graph.value(conv.inputs[1]).desc;
-  return weight.shape.size() == 4 && weight.shape[2] == 1 && weight.shape[3] == 1 &&
-         static_rank4_f32(graph.value(conv.outputs[0]).desc);
+  return is_pointwise_conv(graph, conv) && (conv.inputs.size() < 4 || conv.inputs[3] == kNoValue) &&
+         !conv.attrs.has(kConvOutputChannelsLast) && !conv.attrs.has(kConvResidualMaxPool);
 }
 
 bool moves_channels_last(const Node& transpose) {

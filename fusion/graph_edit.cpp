@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "runtime/op_table.h"
+#include "runtime/ops/conv_problem.h"
 
 namespace edgefuse::fusion {
 
@@ -119,6 +120,29 @@ void compact(Graph& graph, const std::vector<bool>& dead) {
   for (ValueId v : graph.inputs()) rebuilt.inputs().push_back(remap(v));
   for (ValueId v : graph.outputs()) rebuilt.outputs().push_back(remap(v));
   graph = std::move(rebuilt);
+}
+
+bool attribute_absent_or_all(const Node& node, const char* attribute, int64_t value, size_t count) {
+  if (!node.attrs.has(attribute)) return true;
+  const std::vector<int64_t> values = node.attrs.get_ints(attribute);
+  return values.size() == count && std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == value; });
+}
+
+bool static_rank4_f32(const TensorDesc& desc) {
+  return desc.dtype == DType::kF32 && desc.shape.size() == 4 &&
+         std::all_of(desc.shape.begin(), desc.shape.end(), [](int64_t dim) { return dim > 0; });
+}
+
+bool is_pointwise_conv(const Graph& graph, const Node& conv) {
+  if (conv.op != OpKind::kConv || conv.inputs.size() < 2 || conv.outputs.size() != 1) return false;
+  if (conv.attrs.get_int("group", 1) != 1 || conv.attrs.get_int(kConvInputChannelsLast, 0) != 0) return false;
+  if (conv.attrs.get_string("auto_pad", "NOTSET") != "NOTSET" || !attribute_absent_or_all(conv, "strides", 1, 2) ||
+      !attribute_absent_or_all(conv, "pads", 0, 4) || !attribute_absent_or_all(conv, "dilations", 1, 2)) {
+    return false;
+  }
+  const TensorDesc& weight = graph.value(conv.inputs[1]).desc;
+  return weight.shape.size() == 4 && weight.shape[2] == 1 && weight.shape[3] == 1 &&
+         static_rank4_f32(graph.value(conv.outputs[0]).desc);
 }
 
 std::string unique_value_name(const Graph& graph, const std::string& base) {

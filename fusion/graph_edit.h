@@ -39,6 +39,17 @@ void replace_uses(Graph& graph, ValueId from, ValueId to);
 // node ids change; names, order and contents are kept.
 void compact(Graph& graph, const std::vector<bool>& dead);
 
+// Whether `node`'s integer-list `attribute` is absent, or holds `count` values all equal to `value`.
+bool attribute_absent_or_all(const Node& node, const char* attribute, int64_t value, size_t count);
+
+// Whether `desc` is f32 of rank 4 with every dim known and positive.
+bool static_rank4_f32(const TensorDesc& desc);
+
+// A Conv with one output, group 1, a 1x1 kernel, stride 1, no padding (auto_pad NOTSET) and no
+// dilation, reading its input channels-first, with a static f32 rank-4 output: the 1x1 Convs the
+// CPU runs as a GEMM on the input planes. Residual and epilogue attributes are the caller's to check.
+bool is_pointwise_conv(const Graph& graph, const Node& conv);
+
 // A value name not yet used in the graph, derived from `base`.
 std::string unique_value_name(const Graph& graph, const std::string& base);
 

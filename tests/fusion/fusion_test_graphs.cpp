@@ -85,6 +85,39 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inp
   return std::move(outputs).value();
 }
 
+std::vector<Tensor> run_planned(const Graph& graph, const std::vector<Tensor>& inputs, int threads, MemoryPlan* plan) {
+  ExecutorOptions options;
+  options.threads = threads;
+  Result<Executor> executor = Executor::create(std::make_shared<const Graph>(graph), options);
+  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
+  Result<std::vector<Tensor>> outputs = executor->run(inputs);
+  REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
+  outputs = executor->run(inputs);
+  REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
+  REQUIRE(executor->memory_plan() != nullptr);
+  *plan = *executor->memory_plan();
+  return std::move(outputs).value();
+}
+
+std::vector<PassReport> optimize_checked(Graph& graph, const FusionOptions& options) {
+  Result<std::vector<PassReport>> reports = optimize_graph(graph, options);
+  REQUIRE_MESSAGE(reports.is_ok(), reports.status().to_string());
+  return std::move(reports).value();
+}
+
+double fused_error(const Graph& fused, const Graph& original, unsigned seed) {
+  std::mt19937 rng(seed);
+  const std::vector<Tensor> inputs = random_inputs_for(original, rng);
+  return max_relative_l2(run_graph(fused, inputs, false), run_graph(original, inputs, true));
+}
+
+int pass_changes(const std::vector<PassReport>& reports, const std::string& pass) {
+  for (const PassReport& report : reports) {
+    if (report.pass == pass) return report.changes;
+  }
+  return -1;
+}
+
 double max_relative_l2(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected) {
   REQUIRE(actual.size() == expected.size());
   double worst = 0;

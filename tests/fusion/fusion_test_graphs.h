@@ -8,6 +8,7 @@
 
 #include "fusion/pass_manager.h"
 #include "runtime/graph.h"
+#include "runtime/memory_plan.h"
 
 namespace edgefuse::test {
 
@@ -49,6 +50,21 @@ std::vector<Tensor> random_inputs_for(const Graph& graph, std::mt19937& rng);
 
 // Runs `graph` on `inputs`; fails the current test on error.
 std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inputs, bool reference_kernels);
+
+// Runs `graph` twice on the optimised kernels with `threads` threads (the second run reuses the
+// output storage the first handed out); fails the current test on error. The outputs of the
+// second run, and its memory plan in `plan`.
+std::vector<Tensor> run_planned(const Graph& graph, const std::vector<Tensor>& inputs, int threads, MemoryPlan* plan);
+
+// optimize_graph on `graph` with `options`; fails the current test on error. The reports.
+std::vector<PassReport> optimize_checked(Graph& graph, const FusionOptions& options = {});
+
+// Relative L2 error of `fused` on the optimised kernels against `original` on the reference
+// kernels, on random inputs drawn with `seed`.
+double fused_error(const Graph& fused, const Graph& original, unsigned seed);
+
+// Rewrites the pass named `pass` made in optimize_graph's `reports`; -1 when it did not run.
+int pass_changes(const std::vector<PassReport>& reports, const std::string& pass);
 
 // Largest relative L2 error between corresponding outputs (fails on a count or shape mismatch).
 double max_relative_l2(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected);

@@ -62,25 +62,7 @@ Graph head_graph(const Head& h, std::mt19937& rng) {
 }
 
 int changes_of(const std::vector<PassReport>& reports) {
-  for (const PassReport& report : reports) {
-    if (report.pass == "fold_transpose_into_conv_output") return report.changes;
-  }
-  return -1;
-}
-
-std::vector<Tensor> run_with(const Graph& graph, const std::vector<Tensor>& inputs, int threads, MemoryPlan* plan) {
-  ExecutorOptions options;
-  options.threads = threads;
-  Result<Executor> executor = Executor::create(std::make_shared<const Graph>(graph), options);
-  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
-  Result<std::vector<Tensor>> outputs = executor->run(inputs);
-  REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
-  // A second run reuses the output storage the caller let go of.
-  outputs = executor->run(inputs);
-  REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
-  REQUIRE(executor->memory_plan() != nullptr);
-  *plan = *executor->memory_plan();
-  return std::move(outputs).value();
+  return pass_changes(reports, "fold_transpose_into_conv_output");
 }
 
 void check_head(const Head& h) {
@@ -89,9 +71,7 @@ void check_head(const Head& h) {
   std::mt19937 rng(50);
   const Graph graph = head_graph(h, rng);
   Graph fused = graph;
-  Result<std::vector<PassReport>> reports = optimize_graph(fused);
-  REQUIRE_MESSAGE(reports.is_ok(), reports.status().to_string());
-  CHECK(changes_of(*reports) == 1);
+  CHECK(changes_of(optimize_checked(fused)) == 1);
   CHECK(count_nodes(fused, OpKind::kTranspose) == 0);
   const Node& head = fused.nodes()[fused.nodes().size() - 2];
   REQUIRE(head.op == OpKind::kConv);
@@ -104,7 +84,7 @@ void check_head(const Head& h) {
   for (int threads : {1, 2}) {
     CAPTURE(threads);
     MemoryPlan plan;
-    CHECK(max_relative_l2(run_with(fused, inputs, threads, &plan), expected) <= kFusionTolerance);
+    CHECK(max_relative_l2(run_planned(fused, inputs, threads, &plan), expected) <= kFusionTolerance);
     // The Reshape is a view of the graph output: the head writes into the output's storage, and
     // only the 3x3 Conv's output is in the arena.
     CHECK(plan.descs[static_cast<size_t>(head.outputs[0])].shape == Shape{h.batch, h.height, h.width, h.out_channels});
@@ -155,22 +135,16 @@ TEST_CASE("fold_transpose_into_conv_output leaves other Transposes and Convs alo
                   perm({0, 2, 3, 1})));
 
   Graph graph = m.graph();
-  Result<std::vector<PassReport>> reports = optimize_graph(graph);
-  REQUIRE_MESSAGE(reports.is_ok(), reports.status().to_string());
-  CHECK(changes_of(*reports) == 0);
+  CHECK(changes_of(optimize_checked(graph)) == 0);
   CHECK(count_nodes(graph, OpKind::kTranspose) == 6);
-  std::mt19937 input_rng(53);
-  const std::vector<Tensor> inputs = random_inputs_for(m.graph(), input_rng);
-  CHECK(max_relative_l2(run_graph(graph, inputs, false), run_graph(m.graph(), inputs, true)) <= kFusionTolerance);
+  CHECK(fused_error(graph, m.graph(), 53) <= kFusionTolerance);
 }
 
 TEST_CASE("fold_transpose_into_conv_output is off for the CUDA backend, whose lowering keeps such Convs on the CPU") {
   std::mt19937 rng(54);
   const Graph graph = head_graph({.channels = 4, .out_channels = 6, .height = 5, .width = 5}, rng);
   Graph for_cuda = graph;
-  Result<std::vector<PassReport>> reports = optimize_graph(for_cuda, cuda_fusion_options());
-  REQUIRE(reports.is_ok());
-  CHECK(changes_of(*reports) == 0);
+  CHECK(changes_of(optimize_checked(for_cuda, cuda_fusion_options())) == 0);
   CHECK(count_nodes(for_cuda, OpKind::kTranspose) == 1);
 }
 
@@ -216,7 +190,7 @@ TEST_CASE("output views: a Reshape of a graph output copies only when its input 
   const std::vector<Tensor> inputs = random_inputs_for(m.graph(), input_rng);
   MemoryPlan used;
   for (int threads : {1, 2}) {
-    CHECK(max_relative_l2(run_with(m.graph(), inputs, threads, &used), run_graph(m.graph(), inputs, true)) <=
+    CHECK(max_relative_l2(run_planned(m.graph(), inputs, threads, &used), run_graph(m.graph(), inputs, true)) <=
           kFusionTolerance);
     CHECK(used.output_views == 1);
   }

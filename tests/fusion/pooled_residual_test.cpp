@@ -73,29 +73,8 @@ Graph downsampling_block(const Block& b, std::mt19937& rng) {
   return m.graph();
 }
 
-int count(const Graph& graph, OpKind op) {
-  int n = 0;
-  for (const Node& node : graph.nodes()) n += node.op == op ? 1 : 0;
-  return n;
-}
-
 int pooled_changes(const std::vector<PassReport>& reports) {
-  for (const PassReport& report : reports) {
-    if (report.pass == "fold_max_pool_into_conv_residual") return report.changes;
-  }
-  return -1;
-}
-
-std::vector<Tensor> run_with(const Graph& graph, const std::vector<Tensor>& inputs, int threads, int* kernel_pairs) {
-  ExecutorOptions options;
-  options.threads = threads;
-  Result<Executor> executor = Executor::create(std::make_shared<const Graph>(graph), options);
-  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
-  Result<std::vector<Tensor>> outputs = executor->run(inputs);
-  REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
-  REQUIRE(executor->memory_plan() != nullptr);
-  *kernel_pairs = executor->memory_plan()->kernel_pairs;
-  return std::move(outputs).value();
+  return pass_changes(reports, "fold_max_pool_into_conv_residual");
 }
 
 // Folds the block's pool and checks the optimised kernels on 1 and 2 threads, and the reference
@@ -104,11 +83,9 @@ void check_block(const Block& b, int pairs) {
   std::mt19937 rng(40);
   const Graph graph = downsampling_block(b, rng);
   Graph fused = graph;
-  Result<std::vector<PassReport>> reports = optimize_graph(fused);
-  REQUIRE_MESSAGE(reports.is_ok(), reports.status().to_string());
-  CHECK(pooled_changes(*reports) == 1);
-  CHECK(count(fused, OpKind::kMaxPool) == 0);
-  CHECK(count(fused, OpKind::kConcat) == 0);
+  CHECK(pooled_changes(optimize_checked(fused)) == 1);
+  CHECK(count_nodes(fused, OpKind::kMaxPool) == 0);
+  CHECK(count_nodes(fused, OpKind::kConcat) == 0);
   const Node& pointwise = fused.nodes().back();
   REQUIRE(pointwise.op == OpKind::kConv);
   CHECK(pointwise.attrs.get_int(kConvResidualMaxPool, 0) == 2);
@@ -120,9 +97,9 @@ void check_block(const Block& b, int pairs) {
   CHECK(max_relative_l2(run_graph(fused, inputs, true), expected) <= kFusionTolerance);
   for (int threads : {1, 2}) {
     CAPTURE(threads);
-    int kernel_pairs = -1;
-    CHECK(max_relative_l2(run_with(fused, inputs, threads, &kernel_pairs), expected) <= kFusionTolerance);
-    CHECK(kernel_pairs == pairs);
+    MemoryPlan plan;
+    CHECK(max_relative_l2(run_planned(fused, inputs, threads, &plan), expected) <= kFusionTolerance);
+    CHECK(plan.kernel_pairs == pairs);
   }
 }
 
@@ -178,23 +155,17 @@ TEST_CASE("fold_max_pool_into_conv_residual leaves other pools, pools read elsew
   m.output(m.node(OpKind::kAdd, {conv3x3(half5), m.node(OpKind::kMaxPool, {x}, pool_attrs(2, 2))}));
 
   Graph graph = m.graph();
-  Result<std::vector<PassReport>> reports = optimize_graph(graph);
-  REQUIRE_MESSAGE(reports.is_ok(), reports.status().to_string());
-  CHECK(pooled_changes(*reports) == 0);
-  CHECK(count(graph, OpKind::kMaxPool) == 5);
-  std::mt19937 input_rng(43);
-  const std::vector<Tensor> inputs = random_inputs_for(m.graph(), input_rng);
-  CHECK(max_relative_l2(run_graph(graph, inputs, false), run_graph(m.graph(), inputs, true)) <= kFusionTolerance);
+  CHECK(pooled_changes(optimize_checked(graph)) == 0);
+  CHECK(count_nodes(graph, OpKind::kMaxPool) == 5);
+  CHECK(fused_error(graph, m.graph(), 43) <= kFusionTolerance);
 }
 
 TEST_CASE("fold_max_pool_into_conv_residual is off for the CUDA backend, whose lowering keeps such Convs on the CPU") {
   std::mt19937 rng(44);
   const Graph graph = downsampling_block({.channels = 8, .out_channels = 8, .height = 16, .width = 16}, rng);
   Graph for_cuda = graph;
-  Result<std::vector<PassReport>> reports = optimize_graph(for_cuda, cuda_fusion_options());
-  REQUIRE(reports.is_ok());
-  CHECK(pooled_changes(*reports) == 0);
-  CHECK(count(for_cuda, OpKind::kMaxPool) == 1);
+  CHECK(pooled_changes(optimize_checked(for_cuda, cuda_fusion_options())) == 0);
+  CHECK(count_nodes(for_cuda, OpKind::kMaxPool) == 1);
 }
 
 }  // namespace edgefuse::test
