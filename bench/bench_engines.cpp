@@ -18,9 +18,8 @@ double time_run_ms(Engine& engine, Samples& samples) {
 
 std::string EdgefuseEngine::prepare(int threads) {
   executor_.reset();
-  ExecutorOptions options;
+  ExecutorOptions options = options_;
   options.threads = threads;
-  options.plan_memory = planned_;
   Result<Executor> executor = Executor::create(graph_, options);
   if (!executor.is_ok()) return executor.status().message();
   executor_.emplace(std::move(executor).value());

@@ -22,12 +22,13 @@ class Engine {
   virtual std::string run() = 0;                 // "" on success, else why not
 };
 
-// edgefuse on `graph`: planned (one arena, as the daemon runs a fused graph) or eager (one buffer
-// per tensor, the baseline the fuser is measured against).
+// edgefuse on `graph` with `options` (their thread count set by prepare): planned (one arena, as
+// the daemon runs a fused graph) or eager (plan_memory off: one buffer per tensor, the baseline the
+// fuser is measured against).
 class EdgefuseEngine final : public Engine {
  public:
-  EdgefuseEngine(std::shared_ptr<const Graph> graph, std::vector<Tensor> inputs, bool planned)
-      : graph_(std::move(graph)), inputs_(std::move(inputs)), planned_(planned) {}
+  EdgefuseEngine(std::shared_ptr<const Graph> graph, std::vector<Tensor> inputs, ExecutorOptions options)
+      : graph_(std::move(graph)), inputs_(std::move(inputs)), options_(options) {}
 
   std::string prepare(int threads) override;
   std::string run() override;
@@ -35,7 +36,7 @@ class EdgefuseEngine final : public Engine {
  private:
   std::shared_ptr<const Graph> graph_;
   std::vector<Tensor> inputs_;
-  bool planned_;
+  ExecutorOptions options_;
   std::optional<Executor> executor_;
 };
 

@@ -151,8 +151,8 @@ void bench_model(const BenchModel& model, const std::filesystem::path& assets, c
 
   memory_rows_.push_back(memory_row(model.label, **graph, *fused_graph, *inputs));
 
-  EdgefuseEngine fused(fused_graph, *inputs, true);
-  EdgefuseEngine eager(*graph, *inputs, false);
+  EdgefuseEngine fused(fused_graph, *inputs, ExecutorOptions{});
+  EdgefuseEngine eager(*graph, *inputs, ExecutorOptions{.plan_memory = false});
   OpenCvEngine opencv(path, **graph, *inputs);
   Engine* const engines[] = {&fused, &eager, &opencv};
   for (int threads : thread_counts) {

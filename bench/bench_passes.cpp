@@ -1,6 +1,7 @@
 // What each fusion pass is worth on the real detector models: for every pass that rewrites a
 // model, the model fused without that pass (FusionOptions::skipped_passes) against the model
-// fully fused, both planned as the CPU executor runs them, in one process with their runs
+// fully fused, and the memory plan's Conv pairs (ExecutorOptions::conv_pairs) likewise; both
+// planned as the CPU executor runs them, in one process with their runs
 // alternating (bench_engines.h): on these noisy VMs, medians of separate runs minutes apart drift
 // by more than most passes are worth. Also the activation bytes moved and the kernels run, from
 // the two plans. Prints a Markdown table; see bench/RESULTS.md.
@@ -29,7 +30,7 @@ namespace {
 const cli::CommandSpec& bench_spec() {
   static const cli::CommandSpec spec{
       .name = "bench_passes",
-      .summary = "latency and bytes moved of each model fused without one pass against fully fused",
+      .summary = "latency and bytes moved of each model fused without one pass (or Conv pair) against fully fused",
       .usage = "[options]",
       .options =
           {
@@ -45,21 +46,25 @@ const cli::CommandSpec& bench_spec() {
   return spec;
 }
 
-// A graph fused with `options`, and what its plan moves and runs.
+// A graph fused with `fusion` and run with `run` (planned as the executor plans it), and what its
+// plan moves and runs.
 struct Variant {
   std::shared_ptr<Graph> graph;
+  ExecutorOptions run;
   std::vector<PassReport> reports;
   size_t bytes_moved = 0;
   int kernels = 0;  // nodes run (pairs count once)
 };
 
-Result<Variant> fused_variant(const Graph& imported, const std::vector<Tensor>& inputs, const FusionOptions& options) {
+Result<Variant> fused_variant(const Graph& imported, const std::vector<Tensor>& inputs, const FusionOptions& fusion,
+                              const ExecutorOptions& run = {}) {
   Variant v;
   v.graph = std::make_shared<Graph>(imported);
-  EF_ASSIGN_OR_RETURN(v.reports, optimize_graph(*v.graph, options));
+  v.run = run;
+  EF_ASSIGN_OR_RETURN(v.reports, optimize_graph(*v.graph, fusion));
   std::vector<TensorDesc> descs;
   for (const Tensor& t : inputs) descs.push_back(t.desc());
-  EF_ASSIGN_OR_RETURN(const MemoryPlan plan, plan_memory(*v.graph, descs, Executor::plan_options(ExecutorOptions{})));
+  EF_ASSIGN_OR_RETURN(const MemoryPlan plan, plan_memory(*v.graph, descs, Executor::plan_options(run)));
   v.bytes_moved = plan.activation_bytes_moved;
   for (size_t n = 0; n < v.graph->nodes().size(); ++n) v.kernels += plan.node_skipped[n] ? 0 : 1;
   v.kernels -= plan.kernel_pairs;
@@ -70,6 +75,27 @@ std::string megabytes(size_t bytes) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.2f", static_cast<double>(bytes) / 1e6);
   return text;
+}
+
+// One row per thread count: `without` against `with`, their runs interleaved.
+void compare(const char* model, const std::string& feature, const Result<Variant>& without, const Variant& with,
+             const std::vector<Tensor>& inputs, const std::vector<int>& thread_counts, int64_t warmup, int64_t runs) {
+  if (!without.is_ok()) {
+    std::printf("| %s | %s | n/a (%s) | | | | | |\n", model, feature.c_str(),
+                one_line(without.status().message()).c_str());
+    return;
+  }
+  EdgefuseEngine with_engine(with.graph, inputs, with.run);
+  EdgefuseEngine without_engine(without->graph, inputs, without->run);
+  Engine* const engines[] = {&without_engine, &with_engine};
+  for (int threads : thread_counts) {
+    const std::vector<Samples> r = measure_alternating(engines, threads, warmup, runs);
+    std::printf("| %s | %s | %d | %d -> %d | %s -> %s | %s | %s | %s |\n", model, feature.c_str(), threads,
+                without->kernels, with.kernels, megabytes(without->bytes_moved).c_str(),
+                megabytes(with.bytes_moved).c_str(), latency_cell(r[0], 3).c_str(), latency_cell(r[1], 3).c_str(),
+                median_ratio_cell(r[1], r[0]).c_str());
+    std::fflush(stdout);
+  }
 }
 
 void bench_model(const BenchModel& model, const std::filesystem::path& assets, const std::vector<int>& thread_counts,
@@ -91,24 +117,13 @@ void bench_model(const BenchModel& model, const std::filesystem::path& assets, c
     if (report.changes == 0) continue;
     FusionOptions without_pass;
     without_pass.skipped_passes = {report.pass};
-    Result<Variant> without = fused_variant(**imported, *inputs, without_pass);
-    if (!without.is_ok()) {
-      std::printf("| %s | %s | n/a (%s) | | | | | |\n", model.label, report.pass.c_str(),
-                  one_line(without.status().message()).c_str());
-      continue;
-    }
-    EdgefuseEngine with_engine(full->graph, *inputs, true);
-    EdgefuseEngine without_engine(without->graph, *inputs, true);
-    Engine* const engines[] = {&without_engine, &with_engine};
-    for (int threads : thread_counts) {
-      const std::vector<Samples> r = measure_alternating(engines, threads, warmup, runs);
-      std::printf("| %s | %s (%d) | %d | %d -> %d | %s -> %s | %s | %s | %s |\n", model.label, report.pass.c_str(),
-                  report.changes, threads, without->kernels, full->kernels, megabytes(without->bytes_moved).c_str(),
-                  megabytes(full->bytes_moved).c_str(), latency_cell(r[0], 3).c_str(), latency_cell(r[1], 3).c_str(),
-                  median_ratio_cell(r[1], r[0]).c_str());
-      std::fflush(stdout);
-    }
+    compare(model.label, report.pass + " (" + std::to_string(report.changes) + ")",
+            fused_variant(**imported, *inputs, without_pass), *full, *inputs, thread_counts, warmup, runs);
   }
+  // The memory plan's Conv pairs (conv_pair.h), the other kernel fusion.
+  compare(model.label, "memory plan: Conv pairs",
+          fused_variant(**imported, *inputs, FusionOptions{}, ExecutorOptions{.conv_pairs = false}), *full, *inputs,
+          thread_counts, warmup, runs);
 }
 
 int run(int argc, char** argv) {
@@ -128,7 +143,8 @@ int run(int argc, char** argv) {
   std::printf("latency in ms: median [min-max] of %lld interleaved runs after %lld warm-up runs\n\n",
               static_cast<long long>(runs), static_cast<long long>(warmup));
   std::printf(
-      "| model | pass (rewrites) | threads | kernels without -> with | MB moved without -> with | without ms | "
+      "| model | pass (rewrites) or plan feature | threads | kernels without -> with | MB moved without -> with | "
+      "without ms | "
       "with ms | with / without |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const BenchModel& model : kBenchModels) bench_model(model, assets, *thread_counts, warmup, runs);

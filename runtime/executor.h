@@ -27,6 +27,7 @@ struct ExecutorOptions {
   bool reference_kernels = false;  // run the naive reference kernels (the test oracle) instead of optimised ones
   bool profile = false;            // time every node of each run (planned: kernel; dynamic: shape rule too)
   bool plan_memory = true;         // planned arena path; false: one buffer per tensor, shapes inferred each run
+  bool conv_pairs = true;     // planned: Conv pairs run as one kernel where they qualify (conv_pair.h); false: never
   bool poison_arena = false;  // tests: fill the arena (and reused output storage) with 0xFF bytes (NaN) before each run
 };
 

@@ -101,6 +101,15 @@ void check_block(const Block& b, int pairs) {
     CHECK(max_relative_l2(run_planned(fused, inputs, threads, &plan), expected) <= kFusionTolerance);
     CHECK(plan.kernel_pairs == pairs);
   }
+  // With the Conv pairs off (ExecutorOptions::conv_pairs), each Conv runs alone, pooling its residual.
+  Result<Executor> alone =
+      Executor::create(std::make_shared<const Graph>(fused), ExecutorOptions{.threads = 2, .conv_pairs = false});
+  REQUIRE(alone.is_ok());
+  Result<std::vector<Tensor>> outputs = alone->run(inputs);
+  REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
+  CHECK(max_relative_l2(*outputs, expected) <= kFusionTolerance);
+  REQUIRE(alone->memory_plan() != nullptr);
+  CHECK(alone->memory_plan()->kernel_pairs == 0);
 }
 
 }  // namespace
