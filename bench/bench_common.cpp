@@ -76,6 +76,13 @@ cli::OptionSpec warmup_option(const char* default_value, const char* description
           .max = 100000};
 }
 
+cli::OptionSpec thread_list_option(const char* default_value) {
+  return {.name = "threads",
+          .value_name = "LIST",
+          .default_value = default_value,
+          .description = "comma-separated thread counts to measure"};
+}
+
 std::filesystem::path bench_assets_dir(const cli::ParsedArgs& args, const char* configured) {
   if (args.has("assets")) return args.get("assets");
   if (const char* env = std::getenv("EDGEFUSE_ASSETS_DIR"); env != nullptr && *env != '\0') return env;

@@ -29,6 +29,8 @@ inline constexpr BenchModel kBenchModels[] = {
 cli::OptionSpec assets_option();
 cli::OptionSpec runs_option(const char* default_value, const char* description);
 cli::OptionSpec warmup_option(const char* default_value, const char* description);
+// --threads LIST (parse_thread_list), with each program's default.
+cli::OptionSpec thread_list_option(const char* default_value);
 
 // --assets, else $EDGEFUSE_ASSETS_DIR, else `configured` (the CMake cache entry).
 std::filesystem::path bench_assets_dir(const cli::ParsedArgs& args, const char* configured);

@@ -42,10 +42,7 @@ const cli::CommandSpec& bench_spec() {
               assets_option(),
               runs_option("50", "timed runs per engine"),
               warmup_option("5", "untimed runs per engine first"),
-              {.name = "threads",
-               .value_name = "LIST",
-               .default_value = "1,2",
-               .description = "comma-separated thread counts to measure"},
+              thread_list_option("1,2"),
           },
   };
   return spec;

@@ -37,10 +37,7 @@ const cli::CommandSpec& bench_spec() {
               assets_option(),
               runs_option("100", "timed runs per variant"),
               warmup_option("5", "untimed runs per variant first"),
-              {.name = "threads",
-               .value_name = "LIST",
-               .default_value = "1",
-               .description = "comma-separated thread counts to measure"},
+              thread_list_option("1"),
           },
   };
   return spec;
