@@ -19,15 +19,15 @@ struct PassEntry {
 // The order matters: identities go first so patterns see producers directly; constants are
 // folded before the Focus-stem fold reads Slice bounds and BatchNorm folding needs constant
 // weights; BatchNorm is folded before the activation is fused, since the activation follows the
-// BatchNorm, not the Conv; the residual Add is fused before the activation, which the Conv
-// epilogue applies after the residual; an Add after an activation that is fused already is then
-// fused as a residual after the activation. Transposes are folded once constants are (a Transpose
-// of a constant is folded away there), and merged with each other before one takes a Concat.
-// Pointwise chains are fused after the Conv epilogues, so they take only what those leave. A
-// MaxPool is folded into a Conv's residual once the residual is fused and trimmed of its zero
-// padding (BlazeFace pads its pooled shortcut with zero channels). A Transpose is folded into a
-// Conv's output once every epilogue is on the Conv (the Transpose follows the activation). The
-// SPP MaxPool cascade is independent of the rest.
+// BatchNorm, not the Conv, and so are a scale and shift by constants (after BatchNorm, so that
+// Conv -> BatchNorm -> Mul folds both; before the pointwise chains, which would take them); the residual Add is fused
+// before the activation, which the Conv epilogue applies after the residual; an Add after an activation that is fused
+// already is then fused as a residual after the activation. Transposes are folded once constants are (a Transpose of a
+// constant is folded away there), and merged with each other before one takes a Concat. Pointwise chains are fused
+// after the Conv epilogues, so they take only what those leave. A MaxPool is folded into a Conv's residual once the
+// residual is fused and trimmed of its zero padding (BlazeFace pads its pooled shortcut with zero channels). A
+// Transpose is folded into a Conv's output once every epilogue is on the Conv (the Transpose follows the activation).
+// The SPP MaxPool cascade is independent of the rest.
 constexpr PassEntry kPasses[] = {
     {"eliminate_identity", fusion::eliminate_identity},
     {"fold_constants", fusion::fold_constants},
@@ -35,6 +35,7 @@ constexpr PassEntry kPasses[] = {
     {"fold_concat_into_transpose", fusion::fold_concat_into_transpose},
     {"fold_space_to_depth_into_conv", fusion::fold_space_to_depth_into_conv},
     {"fold_batchnorm_into_conv", fusion::fold_batchnorm_into_conv},
+    {"fold_scale_shift_into_conv", fusion::fold_scale_shift_into_conv},
     {"fuse_conv_add", fusion::fuse_conv_add},
     {"fuse_conv_activation", fusion::fuse_conv_activation},
     {"fuse_conv_activation_add", fusion::fuse_conv_activation_add},

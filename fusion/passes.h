@@ -20,6 +20,8 @@ Status fold_concat_into_transpose(Graph& graph, PassReport& report);
 Status fold_space_to_depth_into_conv(Graph& graph, PassReport& report);
 // Scales a Conv's constant weight and bias by the BatchNormalization that follows it.
 Status fold_batchnorm_into_conv(Graph& graph, PassReport& report);
+// Scales and shifts a Conv's constant weight and bias by a Mul, Add, Sub or Div by a per-channel constant.
+Status fold_scale_shift_into_conv(Graph& graph, PassReport& report);
 // Adds a same-shaped tensor to a Conv's output inside the Conv (the fused residual).
 Status fuse_conv_add(Graph& graph, PassReport& report);
 // Records a following activation (SiLU included) on the Conv node as its epilogue.

@@ -1,8 +1,8 @@
-// Property test: random small graphs (chains of Conv, BatchNormalization, activations, SiLU,
-// Add (also after an activated Conv, YOLOX's shortcut), runs of pointwise ops, Concat, MaxPool, Identity, constant
-// subexpressions, Focus stems (space-to-depth + Conv), SPP blocks and channels-last heads, with random shapes and
-// constant weights; intermediate values sometimes graph outputs) give the same outputs after optimize_graph as before,
-// with both kernel sets. Seeded, so a failure names its case.
+// Property test: random small graphs (chains of Conv, BatchNormalization or a channel scale and shift, activations,
+// SiLU, Add (also after an activated Conv, YOLOX's shortcut), runs of pointwise ops, Concat, MaxPool, Identity,
+// constant subexpressions, Focus stems (space-to-depth + Conv), SPP blocks and channels-last heads, with random shapes
+// and constant weights; intermediate values sometimes graph outputs) give the same outputs after optimize_graph as
+// before, with both kernel sets. Seeded, so a failure names its case.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -114,12 +114,17 @@ Graph random_graph(std::mt19937& rng) {
       case 2:
         cur = add_conv(m, cur, rng);
         break;
-      case 3:
+      case 3:  // a BatchNormalization after the Conv, or the scale and shift an exporter left of one
         cur = add_conv(m, cur, rng);
-        cur.value =
-            m.node(OpKind::kBatchNormalization,
-                   {cur.value, m.random_constant({cur.shape[1]}, rng, 0.5, 1.5), m.random_constant({cur.shape[1]}, rng),
-                    m.random_constant({cur.shape[1]}, rng), m.random_constant({cur.shape[1]}, rng, 0.2, 2.0)});
+        if (pick(rng, 0, 1) == 0) {
+          cur.value = m.node(
+              OpKind::kBatchNormalization,
+              {cur.value, m.random_constant({cur.shape[1]}, rng, 0.5, 1.5), m.random_constant({cur.shape[1]}, rng),
+               m.random_constant({cur.shape[1]}, rng), m.random_constant({cur.shape[1]}, rng, 0.2, 2.0)});
+        } else {
+          cur.value = m.node(OpKind::kMul, {cur.value, m.random_constant({1, cur.shape[1], 1, 1}, rng, 0.5, 1.5)});
+          cur.value = m.node(OpKind::kAdd, {m.random_constant({cur.shape[1], 1, 1}, rng), cur.value});
+        }
         break;
       case 4:
         cur.value = add_activation(m, cur.value, rng);
@@ -267,6 +272,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   int concats_into_transposes = 0;
   int pools_into_residuals = 0;
   int transposes_into_convs = 0;
+  int scale_shifts_into_convs = 0;
   for (int seed = 0; seed < kCases; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(static_cast<unsigned>(seed));
@@ -284,6 +290,7 @@ TEST_CASE("random graphs: fused equals unfused") {
       if (report.pass == "fold_concat_into_transpose") concats_into_transposes += report.changes;
       if (report.pass == "fold_max_pool_into_conv_residual") pools_into_residuals += report.changes;
       if (report.pass == "fold_transpose_into_conv_output") transposes_into_convs += report.changes;
+      if (report.pass == "fold_scale_shift_into_conv") scale_shifts_into_convs += report.changes;
     }
     fewer_nodes += fused.nodes().size() < original.nodes().size() ? 1 : 0;
     const std::vector<Tensor> inputs = random_inputs_for(original, rng);
@@ -296,7 +303,8 @@ TEST_CASE("random graphs: fused equals unfused") {
   MESSAGE("random graphs: ", changes, " rewrites (", residuals_after_activation, " residuals after an activation, ",
           stems_folded, " Focus stems, ", pools_chained, " pools chained, ", pointwise_chains, " pointwise chains, ",
           concats_into_transposes, " Concats into Transposes, ", pools_into_residuals, " pools read through by Convs, ",
-          transposes_into_convs, " Transposes written by Convs), ", fewer_nodes, " of ", kCases, " graphs shrank");
+          transposes_into_convs, " Transposes written by Convs, ", scale_shifts_into_convs,
+          " scales and shifts into Convs), ", fewer_nodes, " of ", kCases, " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
   CHECK(residuals_after_activation > 0);
   CHECK(stems_folded > 0);
@@ -305,6 +313,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   CHECK(concats_into_transposes > 0);
   CHECK(pools_into_residuals > 0);
   CHECK(transposes_into_convs > 0);
+  CHECK(scale_shifts_into_convs > 0);
 }
 
 }  // namespace
