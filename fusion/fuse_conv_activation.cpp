@@ -3,11 +3,13 @@
 //
 // Patterns, with y the Conv output:
 //   Relu(y), LeakyRelu(y), Sigmoid(y), HardSigmoid(y), HardSwish(y), Clip(y, min, max);
-//   SiLU: Mul(y, Sigmoid(y)) in either operand order.
+//   SiLU: Mul(y, Sigmoid(y)) in either operand order;
+//   HardSwish as PyTorch exports it before opset 14: Mul(y, HardSigmoid(y)) with alpha 1/6 and beta 1/2.
 // Legality: the Conv is f32 and has no epilogue yet; y is not a graph output and is read only by
-// the activation (for SiLU: only by that Sigmoid and that Mul, and the Sigmoid's output only by
-// the Mul and not a graph output); Clip's present bounds are f32 one-element initializers.
+// the activation (for Mul(y, gate(y)): only by that gate and that Mul, and the gate's output only
+// by the Mul and not a graph output); Clip's present bounds are f32 one-element initializers.
 // The Conv then writes the activation's output value (same shape and dtype by construction).
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -34,26 +36,37 @@ std::optional<float> scalar_constant(const Graph& graph, const Node& node, int i
   return t->data<float>()[0];
 }
 
-// A single-consumer activation of y, or SiLU.
+// The activation x * gate(x) is, for the gate node of Mul(x, gate(x)): SiLU for Sigmoid, HardSwish
+// for HardSigmoid with alpha 1/6 and beta 1/2 (x * clamp(x / 6 + 1/2, 0, 1) = x * clamp(x + 3, 0, 6) / 6).
+std::optional<std::string> gated_activation(const Node& gate) {
+  if (gate.op == OpKind::kSigmoid) return std::string("silu");
+  if (gate.op != OpKind::kHardSigmoid) return std::nullopt;
+  const float alpha = gate.attrs.get_float("alpha", 0.2f), beta = gate.attrs.get_float("beta", 0.5f);
+  if (std::abs(alpha - 1.0f / 6.0f) > 1e-7f || beta != 0.5f) return std::nullopt;
+  return std::string("hard_swish");
+}
+
+// A single-consumer activation of y, or one gated by a second reader of y (SiLU, HardSwish).
 std::optional<Match> match_activation(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
                                       ValueId y) {
   const std::vector<NodeId>& readers = consumers[static_cast<size_t>(y)];
   Match match;
-  if (readers.size() == 2) {  // SiLU: Sigmoid(y) and Mul(y, sigmoid)
-    NodeId sigmoid = readers[0], mul = readers[1];
-    if (graph.node(sigmoid).op != OpKind::kSigmoid) std::swap(sigmoid, mul);
-    const Node& s = graph.node(sigmoid);
+  if (readers.size() == 2) {  // Mul(y, gate(y)): SiLU, or HardSwish as PyTorch exports it before opset 14
+    NodeId gate = readers[0], mul = readers[1];
+    if (graph.node(gate).op == OpKind::kMul) std::swap(gate, mul);
+    const Node& g = graph.node(gate);
     const Node& m = graph.node(mul);
-    if (s.op != OpKind::kSigmoid || m.op != OpKind::kMul) return std::nullopt;
-    const ValueId z = s.outputs[0];
+    const std::optional<std::string> kind = gated_activation(g);
+    if (!kind || m.op != OpKind::kMul || !g.has_input(0) || g.inputs[0] != y) return std::nullopt;
+    const ValueId z = g.outputs[0];
     const bool operands_match = (m.inputs[0] == y && m.inputs[1] == z) || (m.inputs[0] == z && m.inputs[1] == y);
     const std::vector<NodeId>& z_readers = consumers[static_cast<size_t>(z)];
     if (!operands_match || z_readers.size() != 1 || z_readers[0] != mul || is_graph_output(graph, z)) {
       return std::nullopt;
     }
-    match.removed = {sigmoid, mul};
+    match.removed = {gate, mul};
     match.output = m.outputs[0];
-    match.epilogue.set("fused_activation", std::string("silu"));
+    match.epilogue.set("fused_activation", *kind);
     return match;
   }
   if (readers.size() != 1) return std::nullopt;

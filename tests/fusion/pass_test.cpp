@@ -166,17 +166,24 @@ TEST_CASE("fuse_conv_activation fuses every supported activation") {
   }
 }
 
-TEST_CASE("fuse_conv_activation fuses SiLU in either operand order") {
-  for (bool sigmoid_first : {false, true}) {
-    std::mt19937 rng(5);
-    GraphMaker m;
-    const ValueId x = m.input({1, 3, 5, 5});
-    const ValueId y = m.node(OpKind::kConv, {x, m.random_constant({6, 3, 1, 1}, rng)});
-    const ValueId s = m.node(OpKind::kSigmoid, {y});
-    m.output(m.node(OpKind::kMul, sigmoid_first ? std::vector<ValueId>{s, y} : std::vector<ValueId>{y, s}));
-    const Graph fused = apply_and_compare(m.graph(), fusion::fuse_conv_activation, 1);
-    REQUIRE(fused.nodes().size() == 1);
-    CHECK(fused.nodes()[0].attrs.get_string("fused_activation", "") == "silu");
+TEST_CASE("fuse_conv_activation fuses SiLU and the Mul(y, HardSigmoid(y)) HardSwish in either operand order") {
+  Attributes sixth;  // PyTorch's HardSwish export before opset 14
+  sixth.set("alpha", 1.0f / 6.0f);
+  for (bool hard : {false, true}) {
+    for (bool gate_first : {false, true}) {
+      CAPTURE(hard);
+      CAPTURE(gate_first);
+      std::mt19937 rng(5);
+      GraphMaker m;
+      const ValueId x = m.input({1, 3, 5, 5});
+      // Weights up to 3 put outputs on both sides of HardSwish's kinks at -3 and 3.
+      const ValueId y = m.node(OpKind::kConv, {x, m.random_constant({6, 3, 1, 1}, rng, -3.0, 3.0)});
+      const ValueId g = hard ? m.node(OpKind::kHardSigmoid, {y}, sixth) : m.node(OpKind::kSigmoid, {y});
+      m.output(m.node(OpKind::kMul, gate_first ? std::vector<ValueId>{g, y} : std::vector<ValueId>{y, g}));
+      const Graph fused = apply_and_compare(m.graph(), fusion::fuse_conv_activation, 1);
+      REQUIRE(fused.nodes().size() == 1);
+      CHECK(fused.nodes()[0].attrs.get_string("fused_activation", "") == (hard ? "hard_swish" : "silu"));
+    }
   }
 }
 
@@ -197,6 +204,9 @@ TEST_CASE("fuse_conv_activation respects graph outputs and extra readers") {
   const ValueId y3 = m.node(OpKind::kConv, {x, m.random_constant({2, 2, 1, 1}, rng)});
   m.output(m.node(OpKind::kRelu, {y3}));
   m.output(m.node(OpKind::kTanh, {y3}));
+  // Mul(y, HardSigmoid(y)) with ONNX's default alpha 0.2: no HardSwish.
+  const ValueId y4 = m.node(OpKind::kConv, {x, m.random_constant({2, 2, 1, 1}, rng)});
+  m.output(m.node(OpKind::kMul, {y4, m.node(OpKind::kHardSigmoid, {y4})}));
   Graph graph = m.graph();
   const size_t nodes = graph.nodes().size();
   PassReport report;

@@ -27,9 +27,14 @@ int64_t pick(std::mt19937& rng, int64_t lo, int64_t hi) {
 }
 
 ValueId add_activation(GraphMaker& m, ValueId x, std::mt19937& rng) {
-  switch (pick(rng, 0, 6)) {
+  switch (pick(rng, 0, 7)) {
     case 0:
       return m.node(OpKind::kRelu, {x});
+    case 7: {  // HardSwish as PyTorch exports it before opset 14
+      Attributes sixth;
+      sixth.set("alpha", 1.0f / 6.0f);
+      return m.node(OpKind::kMul, {x, m.node(OpKind::kHardSigmoid, {x}, sixth)});
+    }
     case 1: {
       Attributes a;
       a.set("alpha", 0.1f);
