@@ -4,7 +4,9 @@
 // Patterns, with y the Conv output:
 //   Relu(y), LeakyRelu(y), Sigmoid(y), HardSigmoid(y), HardSwish(y), Clip(y, min, max);
 //   SiLU: Mul(y, Sigmoid(y)) in either operand order;
-//   HardSwish as PyTorch exports it before opset 14: Mul(y, HardSigmoid(y)) with alpha 1/6 and beta 1/2.
+//   HardSwish as PyTorch exports it before opset 14: Mul(y, HardSigmoid(y)) with alpha 1/6 and beta 1/2;
+//   HardSwish spelt out: c = Clip(Add(y, 3), 0, 6), then Mul(y, c / 6) or Mul(y, c) / 6 (x / 6 or x * (1/6)),
+//   each intermediate read once and not a graph output.
 // Legality: the Conv is f32 and has no epilogue yet; y is not a graph output and is read only by
 // the activation (for Mul(y, gate(y)): only by that gate and that Mul, and the gate's output only
 // by the Mul and not a graph output); Clip's present bounds are f32 one-element initializers.
@@ -46,12 +48,80 @@ std::optional<std::string> gated_activation(const Node& gate) {
   return std::string("hard_swish");
 }
 
+// Whether `node` is `op` of x and a one-element f32 constant equal to `value` (relative 1e-6), in
+// either order (Div only as x / constant).
+bool is_scalar_op(const Graph& graph, const Node& node, OpKind op, ValueId x, float value) {
+  if (node.op != op || node.input_count() != 2 || !node.has_input(0) || !node.has_input(1)) return false;
+  const int constant_index = node.inputs[0] == x ? 1 : 0;
+  if (node.inputs[static_cast<size_t>(1 - constant_index)] != x || (op == OpKind::kDiv && constant_index == 0)) {
+    return false;
+  }
+  const std::optional<float> c = scalar_constant(graph, node, constant_index);
+  return c && std::abs(*c - value) <= 1e-6f * std::abs(value);
+}
+
+// The only reader of v when v is not a graph output.
+std::optional<NodeId> sole_reader(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers, ValueId v) {
+  const std::vector<NodeId>& readers = consumers[static_cast<size_t>(v)];
+  if (readers.size() != 1 || is_graph_output(graph, v)) return std::nullopt;
+  return readers[0];
+}
+
+// Whether `node` is a Mul of a and b in either order.
+bool is_product_of(const Node& node, ValueId a, ValueId b) {
+  return node.op == OpKind::kMul && node.input_count() == 2 &&
+         ((node.inputs[0] == a && node.inputs[1] == b) || (node.inputs[0] == b && node.inputs[1] == a));
+}
+
+// Whether `node` divides v by 6, or multiplies it by 1/6.
+bool is_sixth_of(const Graph& graph, const Node& node, ValueId v) {
+  return is_scalar_op(graph, node, OpKind::kDiv, v, 6.0f) || is_scalar_op(graph, node, OpKind::kMul, v, 1.0f / 6.0f);
+}
+
+// HardSwish spelt out, as Keras and hand-written PyTorch modules export it: c = Clip(Add(y, 3), 0, 6),
+// then Mul(y, c / 6) or Mul(y, c) / 6 (a division by 6 or a product with 1/6, operands in either order).
+std::optional<Match> match_clipped_hard_swish(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
+                                              ValueId y) {
+  const std::vector<NodeId>& readers = consumers[static_cast<size_t>(y)];
+  if (readers.size() != 2) return std::nullopt;
+  NodeId add = readers[0], mul = readers[1];
+  if (graph.node(add).op != OpKind::kAdd) std::swap(add, mul);
+  if (!is_scalar_op(graph, graph.node(add), OpKind::kAdd, y, 3.0f)) return std::nullopt;
+  const std::optional<NodeId> clip = sole_reader(graph, consumers, graph.node(add).outputs[0]);
+  if (!clip || graph.node(*clip).op != OpKind::kClip) return std::nullopt;
+  const Node& clip_node = graph.node(*clip);
+  if (scalar_constant(graph, clip_node, 1) != 0.0f || scalar_constant(graph, clip_node, 2) != 6.0f) {
+    return std::nullopt;
+  }
+  const ValueId clipped = clip_node.outputs[0];
+  const std::optional<NodeId> next = sole_reader(graph, consumers, clipped);
+  if (!next) return std::nullopt;
+  Match match;
+  match.epilogue.set("fused_activation", std::string("hard_swish"));
+  if (*next == mul) {  // Mul(y, c) / 6
+    if (!is_product_of(graph.node(mul), y, clipped)) return std::nullopt;
+    const std::optional<NodeId> scale = sole_reader(graph, consumers, graph.node(mul).outputs[0]);
+    if (!scale || !is_sixth_of(graph, graph.node(*scale), graph.node(mul).outputs[0])) return std::nullopt;
+    match.removed = {add, *clip, mul, *scale};
+    match.output = graph.node(*scale).outputs[0];
+    return match;
+  }
+  // Mul(y, c / 6)
+  if (!is_sixth_of(graph, graph.node(*next), clipped)) return std::nullopt;
+  const ValueId scaled = graph.node(*next).outputs[0];
+  if (sole_reader(graph, consumers, scaled) != mul || !is_product_of(graph.node(mul), y, scaled)) return std::nullopt;
+  match.removed = {add, *clip, *next, mul};
+  match.output = graph.node(mul).outputs[0];
+  return match;
+}
+
 // A single-consumer activation of y, or one gated by a second reader of y (SiLU, HardSwish).
 std::optional<Match> match_activation(const Graph& graph, const std::vector<std::vector<NodeId>>& consumers,
                                       ValueId y) {
   const std::vector<NodeId>& readers = consumers[static_cast<size_t>(y)];
   Match match;
   if (readers.size() == 2) {  // Mul(y, gate(y)): SiLU, or HardSwish as PyTorch exports it before opset 14
+    if (std::optional<Match> spelt_out = match_clipped_hard_swish(graph, consumers, y)) return spelt_out;
     NodeId gate = readers[0], mul = readers[1];
     if (graph.node(gate).op == OpKind::kMul) std::swap(gate, mul);
     const Node& g = graph.node(gate);

@@ -187,6 +187,60 @@ TEST_CASE("fuse_conv_activation fuses SiLU and the Mul(y, HardSigmoid(y)) HardSw
   }
 }
 
+TEST_CASE("fuse_conv_activation fuses HardSwish spelt out as y * Clip(y + 3, 0, 6) / 6 in its export orders") {
+  for (bool three_first : {false, true}) {
+    for (bool product_first : {false, true}) {
+      for (bool divide : {false, true}) {
+        CAPTURE(three_first);
+        CAPTURE(product_first);
+        CAPTURE(divide);
+        std::mt19937 rng(7);
+        GraphMaker m;
+        const ValueId x = m.input({1, 3, 5, 5});
+        const ValueId y = m.node(OpKind::kConv, {x, m.random_constant({6, 3, 1, 1}, rng, -3.0, 3.0)});
+        const ValueId three = m.constant(Tensor::scalar<float>(3.0f));
+        const ValueId shifted =
+            m.node(OpKind::kAdd, three_first ? std::vector<ValueId>{three, y} : std::vector{y, three});
+        const ValueId c = m.node(
+            OpKind::kClip, {shifted, m.constant(Tensor::scalar<float>(0.0f)), m.constant(Tensor::scalar<float>(6.0f))});
+        const auto sixth = [&](ValueId v) {
+          return divide ? m.node(OpKind::kDiv, {v, m.constant(Tensor::scalar<float>(6.0f))})
+                        : m.node(OpKind::kMul, {m.constant(Tensor::scalar<float>(1.0f / 6.0f)), v});
+        };
+        m.output(product_first ? sixth(m.node(OpKind::kMul, {c, y})) : m.node(OpKind::kMul, {y, sixth(c)}));
+        const Graph fused = apply_and_compare(m.graph(), fusion::fuse_conv_activation, 1);
+        REQUIRE(fused.nodes().size() == 1);
+        CHECK(fused.nodes()[0].attrs.get_string("fused_activation", "") == "hard_swish");
+      }
+    }
+  }
+}
+
+TEST_CASE("fuse_conv_activation leaves near-HardSwish chains alone") {
+  std::mt19937 rng(8);
+  GraphMaker m;
+  const ValueId x = m.input({1, 3, 5, 5});
+  const auto scalar = [&](float v) { return m.constant(Tensor::scalar<float>(v)); };
+  // y * Clip(y + shift, 0, top) / divisor with one constant off, or an intermediate read twice.
+  struct Variant {
+    float shift, top, divisor;
+    bool clip_read_twice;
+  };
+  for (const Variant v : {Variant{2.0f, 6.0f, 6.0f, false}, Variant{3.0f, 5.0f, 6.0f, false},
+                          Variant{3.0f, 6.0f, 5.0f, false}, Variant{3.0f, 6.0f, 6.0f, true}}) {
+    const ValueId y = m.node(OpKind::kConv, {x, m.random_constant({2, 3, 1, 1}, rng)});
+    const ValueId c = m.node(OpKind::kClip, {m.node(OpKind::kAdd, {y, scalar(v.shift)}), scalar(0.0f), scalar(v.top)});
+    m.output(m.node(OpKind::kDiv, {m.node(OpKind::kMul, {y, c}), scalar(v.divisor)}));
+    if (v.clip_read_twice) m.output(c);
+  }
+  Graph graph = m.graph();
+  const size_t nodes = graph.nodes().size();
+  PassReport report;
+  REQUIRE(fusion::fuse_conv_activation(graph, report).is_ok());
+  CHECK(report.changes == 0);
+  CHECK(graph.nodes().size() == nodes);
+}
+
 TEST_CASE("fuse_conv_activation respects graph outputs and extra readers") {
   std::mt19937 rng(6);
   GraphMaker m;

@@ -30,10 +30,16 @@ ValueId add_activation(GraphMaker& m, ValueId x, std::mt19937& rng) {
   switch (pick(rng, 0, 7)) {
     case 0:
       return m.node(OpKind::kRelu, {x});
-    case 7: {  // HardSwish as PyTorch exports it before opset 14
-      Attributes sixth;
-      sixth.set("alpha", 1.0f / 6.0f);
-      return m.node(OpKind::kMul, {x, m.node(OpKind::kHardSigmoid, {x}, sixth)});
+    case 7: {  // HardSwish as PyTorch exports it before opset 14, or spelt out with Clip
+      if (pick(rng, 0, 1) == 0) {
+        Attributes sixth;
+        sixth.set("alpha", 1.0f / 6.0f);
+        return m.node(OpKind::kMul, {x, m.node(OpKind::kHardSigmoid, {x}, sixth)});
+      }
+      const ValueId shifted = m.node(OpKind::kAdd, {x, m.constant(Tensor::scalar<float>(3.0f))});
+      const ValueId c = m.node(
+          OpKind::kClip, {shifted, m.constant(Tensor::scalar<float>(0.0f)), m.constant(Tensor::scalar<float>(6.0f))});
+      return m.node(OpKind::kDiv, {m.node(OpKind::kMul, {x, c}), m.constant(Tensor::scalar<float>(6.0f))});
     }
     case 1: {
       Attributes a;
