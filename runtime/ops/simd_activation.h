@@ -61,7 +61,7 @@ inline Vec exp_nonpositive(Vec input) {
 
 #if defined(__AVX512F__)
 
-// exp(-c) for c in [-88.5, 88.5] (NaN passes): -c = k ln2 / 16 + r with k = round(-c 16 log2 e), by
+// exp(-c) for c in [-88, 88.5] (NaN passes): -c = k ln2 / 16 + r with k = round(-c 16 log2 e), by
 // adding 1.5 * 2^23 in the same FMA as the product, which leaves k in the sum's low mantissa bits;
 // s = -r = c + k ln2 / 16 in one more FMA, so -c itself is never formed. Then exp(-c) =
 // 2^floor(k / 16) * 2^((k mod 16) / 16) * exp(r): the middle factor from a 16-entry table indexed
@@ -90,22 +90,22 @@ inline __m512 clamp_below(__m512 x) {
   return _mm512_max_ps(_mm512_set1_ps(-88.0f), x);
 }
 
-// x clamped to [-88.5, 88.5], NaN kept: exp(88.5) is finite (2.7e38).
-inline __m512 clamp_exponent(__m512 x) {
-  return _mm512_min_ps(_mm512_set1_ps(88.5f), _mm512_max_ps(_mm512_set1_ps(-88.5f), x));
-}
-
-// Beyond +-88.5 sigmoid is 1 or below 4e-39 in f32; 1 / (1 + e) by division, which has a unit of
-// its own (rcp14 and a Newton step would take three more FMA-port operations): with the exp
-// above, eight FMA-port operations where the degree-5 polynomial and rcp14 took twelve.
+// Beyond [-88, 88.5] sigmoid is below 7e-39 or 1 in f32 (clamp_below keeps NaN, and so does min,
+// which returns its second operand when either is NaN), and exp of the clamped x stays finite.
+// 1 / (1 + e) by division, which has a unit of its own (rcp14 and a Newton step would take three
+// more FMA-port operations): with the exp above, eight FMA-port operations where a degree-5
+// polynomial and rcp14 took twelve.
 inline Vec sigmoid(Vec x) {
-  return _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), exp_of_negated(clamp_exponent(x))));
+  const __m512 c = _mm512_min_ps(_mm512_set1_ps(88.5f), clamp_below(x));
+  return _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), exp_of_negated(c)));
 }
 
-// x * sigmoid(x) = x / (1 + exp(-x)), with x clamped below at -88 in the numerator so that a huge
-// negative x over its huge 1 + exp(-x) stays tiny.
+// x * sigmoid(x) = x / (1 + exp(-x)), x clamped as in sigmoid (in the numerator too, so that a huge
+// negative x over its huge 1 + exp(-x) stays tiny).
 inline Vec silu(Vec x) {
-  return _mm512_div_ps(clamp_below(x), _mm512_add_ps(_mm512_set1_ps(1.0f), exp_of_negated(clamp_exponent(x))));
+  const __m512 low = clamp_below(x);
+  const __m512 c = _mm512_min_ps(_mm512_set1_ps(88.5f), low);
+  return _mm512_div_ps(low, _mm512_add_ps(_mm512_set1_ps(1.0f), exp_of_negated(c)));
 }
 
 #else
