@@ -37,6 +37,15 @@ ValueId GraphMaker::node(OpKind op, std::vector<ValueId> inputs, Attributes attr
   return out;
 }
 
+Attributes same_padded_conv_attrs(int64_t kernel, int64_t group, int64_t stride) {
+  Attributes a;
+  const int64_t pad = kernel / 2;
+  a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+  a.set("strides", std::vector<int64_t>{stride, stride});
+  a.set("group", group);
+  return a;
+}
+
 int count_nodes(const Graph& graph, OpKind op) {
   return static_cast<int>(
       std::count_if(graph.nodes().begin(), graph.nodes().end(), [&](const Node& n) { return n.op == op; }));

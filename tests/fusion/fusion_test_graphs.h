@@ -30,6 +30,10 @@ class GraphMaker {
 
 int count_nodes(const Graph& graph, OpKind op);
 
+// Conv attributes of a kernel x kernel window padded to keep the size (kernel / 2 on each side),
+// with `group` groups and stride `stride`.
+Attributes same_padded_conv_attrs(int64_t kernel, int64_t group = 1, int64_t stride = 1);
+
 // Phase (dy, dx) of a space-to-depth: x[..., dy::2, dx::2].
 struct StridePhase {
   int64_t dy = 0, dx = 0;

@@ -17,13 +17,6 @@
 namespace edgefuse::test {
 namespace {
 
-Attributes conv_attrs(int64_t kernel) {
-  Attributes a;
-  const int64_t pad = kernel / 2;
-  a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
-  return a;
-}
-
 Attributes perm(std::vector<int64_t> order) {
   Attributes a;
   a.set("perm", std::move(order));
@@ -46,9 +39,9 @@ struct Head {
 Graph head_graph(const Head& h, std::mt19937& rng) {
   GraphMaker m;
   const ValueId x = m.input({h.batch, h.channels, h.height, h.width});
-  const ValueId features =
-      m.node(OpKind::kConv, {x, m.random_constant({h.channels, h.channels, 3, 3}, rng, -0.3, 0.3)}, conv_attrs(3));
-  Attributes pointwise = conv_attrs(1);
+  const ValueId features = m.node(OpKind::kConv, {x, m.random_constant({h.channels, h.channels, 3, 3}, rng, -0.3, 0.3)},
+                                  same_padded_conv_attrs(3));
+  Attributes pointwise = same_padded_conv_attrs(1);
   pointwise.set("fused_activation", std::string("silu"));
   const ValueId y = m.node(
       OpKind::kConv,
@@ -110,13 +103,14 @@ TEST_CASE("fold_transpose_into_conv_output leaves other Transposes and Convs alo
   std::mt19937 rng(52);
   GraphMaker m;
   const ValueId x = m.input({1, 4, 6, 6});
-  const auto pointwise = [&](ValueId input, Attributes attrs = conv_attrs(1)) {
+  const auto pointwise = [&](ValueId input, Attributes attrs = same_padded_conv_attrs(1)) {
     return m.node(OpKind::kConv, {input, m.random_constant({4, 4, 1, 1}, rng)}, std::move(attrs));
   };
   // Another permutation.
   m.output(m.node(OpKind::kTranspose, {pointwise(x)}, perm({0, 3, 1, 2})));
   // A 3x3 Conv.
-  m.output(m.node(OpKind::kTranspose, {m.node(OpKind::kConv, {x, m.random_constant({4, 4, 3, 3}, rng)}, conv_attrs(3))},
+  m.output(m.node(OpKind::kTranspose,
+                  {m.node(OpKind::kConv, {x, m.random_constant({4, 4, 3, 3}, rng)}, same_padded_conv_attrs(3))},
                   perm({0, 2, 3, 1})));
   // A Conv with a residual.
   m.output(m.node(OpKind::kTranspose, {m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng), kNoValue, x})},
@@ -129,7 +123,7 @@ TEST_CASE("fold_transpose_into_conv_output leaves other Transposes and Convs alo
   m.output(m.node(OpKind::kTranspose, {kept}, perm({0, 2, 3, 1})));
   m.output(kept);
   // A grouped 1x1 Conv.
-  Attributes grouped = conv_attrs(1);
+  Attributes grouped = same_padded_conv_attrs(1);
   grouped.set("group", int64_t{2});
   m.output(m.node(OpKind::kTranspose, {m.node(OpKind::kConv, {x, m.random_constant({4, 2, 1, 1}, rng)}, grouped)},
                   perm({0, 2, 3, 1})));
@@ -152,7 +146,7 @@ TEST_CASE("a channels-last output with a residual is refused by name") {
   std::mt19937 rng(55);
   GraphMaker m;
   const ValueId x = m.input({1, 4, 3, 3});
-  Attributes attrs = conv_attrs(1);
+  Attributes attrs = same_padded_conv_attrs(1);
   attrs.set(kConvOutputChannelsLast, int64_t{1});
   m.output(m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng), kNoValue, x}, attrs));
   Result<Executor> executor = Executor::create(std::make_shared<const Graph>(m.graph()), ExecutorOptions{});

@@ -17,15 +17,6 @@
 namespace edgefuse::test {
 namespace {
 
-Attributes conv_attrs(int64_t kernel, int64_t group = 1, int64_t stride = 1) {
-  Attributes a;
-  const int64_t pad = kernel / 2;
-  a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
-  a.set("strides", std::vector<int64_t>{stride, stride});
-  a.set("group", group);
-  return a;
-}
-
 Attributes pool_attrs(int64_t kernel, int64_t stride) {
   Attributes a;
   a.set("kernel_shape", std::vector<int64_t>{kernel, kernel});
@@ -52,15 +43,15 @@ Graph downsampling_block(const Block& b, std::mt19937& rng) {
   GraphMaker m;
   const ValueId x = m.input({b.batch, b.channels, b.height, b.width});
   const ValueId first =
-      b.depthwise
-          ? m.node(OpKind::kConv,
-                   {x, m.random_constant({b.channels, 1, 3, 3}, rng), m.random_constant({b.channels}, rng)},
-                   conv_attrs(3, b.channels, 2))
-          : m.node(OpKind::kConv, {x, m.random_constant({b.channels, b.channels, 3, 3}, rng)}, conv_attrs(3, 1, 2));
+      b.depthwise ? m.node(OpKind::kConv,
+                           {x, m.random_constant({b.channels, 1, 3, 3}, rng), m.random_constant({b.channels}, rng)},
+                           same_padded_conv_attrs(3, b.channels, 2))
+                  : m.node(OpKind::kConv, {x, m.random_constant({b.channels, b.channels, 3, 3}, rng)},
+                           same_padded_conv_attrs(3, 1, 2));
   const ValueId pw = m.node(
       OpKind::kConv,
       {first, m.random_constant({b.out_channels, b.channels, 1, 1}, rng), m.random_constant({b.out_channels}, rng)},
-      conv_attrs(1));
+      same_padded_conv_attrs(1));
   ValueId pooled = m.node(OpKind::kMaxPool, {x}, pool_attrs(2, 2));
   if (b.out_channels > b.channels) {
     pooled = zero_padded(m, pooled, b.channels, b.out_channels, b.height / 2, b.width / 2);
@@ -137,30 +128,35 @@ TEST_CASE("fold_max_pool_into_conv_residual leaves other pools, pools read elsew
   const ValueId x = m.input({1, 4, 8, 8});
   const ValueId odd = m.input({1, 4, 9, 9});
   const auto pointwise = [&](ValueId input) {
-    return m.node(OpKind::kConv, {input, m.random_constant({4, 4, 1, 1}, rng)}, conv_attrs(1));
+    return m.node(OpKind::kConv, {input, m.random_constant({4, 4, 1, 1}, rng)}, same_padded_conv_attrs(1));
   };
   const auto conv3x3 = [&](ValueId input) {
-    return m.node(OpKind::kConv, {input, m.random_constant({4, 4, 3, 3}, rng)}, conv_attrs(3));
+    return m.node(OpKind::kConv, {input, m.random_constant({4, 4, 3, 3}, rng)}, same_padded_conv_attrs(3));
   };
-  const ValueId half = m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng)}, conv_attrs(1, 1, 2));
+  const ValueId half =
+      m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng)}, same_padded_conv_attrs(1, 1, 2));
   // A 3 x 3 window (stride 2, padding 1: the same 4 x 4 output).
   Attributes padded = pool_attrs(3, 2);
   padded.set("pads", std::vector<int64_t>{1, 1, 1, 1});
   m.output(m.node(OpKind::kAdd, {pointwise(half), m.node(OpKind::kMaxPool, {x}, padded)}));
   // Stride 1 over a 5 x 5 input gives 4 x 4 too.
   const ValueId small = m.input({1, 4, 5, 5});
-  const ValueId half2 = m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng)}, conv_attrs(1, 1, 2));
+  const ValueId half2 =
+      m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng)}, same_padded_conv_attrs(1, 1, 2));
   m.output(m.node(OpKind::kAdd, {pointwise(half2), m.node(OpKind::kMaxPool, {small}, pool_attrs(2, 1))}));
   // An odd input: the pool drops its last row and column.
-  const ValueId half3 = m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng)}, conv_attrs(1, 1, 2));
+  const ValueId half3 =
+      m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng)}, same_padded_conv_attrs(1, 1, 2));
   m.output(m.node(OpKind::kAdd, {pointwise(half3), m.node(OpKind::kMaxPool, {odd}, pool_attrs(2, 2))}));
   // The pool is also a graph output.
   const ValueId shared = m.node(OpKind::kMaxPool, {x}, pool_attrs(2, 2));
-  const ValueId half4 = m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng)}, conv_attrs(1, 1, 2));
+  const ValueId half4 =
+      m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng)}, same_padded_conv_attrs(1, 1, 2));
   m.output(m.node(OpKind::kAdd, {pointwise(half4), shared}));
   m.output(shared);
   // A 3x3 Conv adds the pool.
-  const ValueId half5 = m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng)}, conv_attrs(1, 1, 2));
+  const ValueId half5 =
+      m.node(OpKind::kConv, {x, m.random_constant({4, 4, 1, 1}, rng)}, same_padded_conv_attrs(1, 1, 2));
   m.output(m.node(OpKind::kAdd, {conv3x3(half5), m.node(OpKind::kMaxPool, {x}, pool_attrs(2, 2))}));
 
   Graph graph = m.graph();

@@ -14,21 +14,13 @@
 namespace edgefuse::test {
 namespace {
 
-Attributes conv_attrs(int64_t kernel, int64_t group = 1) {
-  Attributes a;
-  const int64_t pad = kernel / 2;
-  a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
-  a.set("group", group);
-  return a;
-}
-
 // A Conv of x [1, 3, 6, 7] to `channels` outputs (3x3, or depthwise when channels is 3 and
 // depthwise is set), with or without a bias.
 ValueId conv_of(GraphMaker& m, ValueId x, int64_t channels, bool bias, bool depthwise, std::mt19937& rng) {
   const int64_t group = depthwise ? 3 : 1;
   std::vector<ValueId> inputs = {x, m.random_constant({channels, 3 / group, 3, 3}, rng, -0.5, 0.5)};
   if (bias) inputs.push_back(m.random_constant({channels}, rng));
-  return m.node(OpKind::kConv, inputs, conv_attrs(3, group));
+  return m.node(OpKind::kConv, inputs, same_padded_conv_attrs(3, group));
 }
 
 int affine_ops(const Graph& graph) {

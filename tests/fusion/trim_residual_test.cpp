@@ -14,14 +14,6 @@
 namespace edgefuse::test {
 namespace {
 
-Attributes conv_attrs(int64_t kernel, int64_t group = 1) {
-  Attributes a;
-  const int64_t pad = kernel / 2;
-  a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
-  a.set("group", group);
-  return a;
-}
-
 // Concat(x, zeros) on channels, x having `channels` of `total`.
 ValueId zero_padded(GraphMaker& m, ValueId x, int64_t channels, int64_t total, int64_t h, int64_t w) {
   Attributes axis;
@@ -77,7 +69,7 @@ TEST_CASE("trim_zero_padded_residuals: the residual reads the unpadded input, re
     ValueId y = m.node(OpKind::kConv,
                        {x, m.random_constant({c.out_channels, c.channels, c.kernel, c.kernel}, rng),
                         m.random_constant({c.out_channels}, rng)},
-                       conv_attrs(c.kernel));
+                       same_padded_conv_attrs(c.kernel));
     if (c.relu_before_add) y = m.node(OpKind::kRelu, {y});
     const ValueId sum = m.node(OpKind::kAdd, {y, zero_padded(m, x, c.channels, c.out_channels, 9, 13)});
     m.output(c.relu_before_add ? sum : m.node(OpKind::kRelu, {sum}));
@@ -91,9 +83,9 @@ TEST_CASE("trim_zero_padded_residuals: BlazeFace's depthwise + 1x1 block, run as
   GraphMaker m;
   const ValueId x = m.input({1, 24, 128, 128});
   const ValueId dw = m.node(OpKind::kConv, {x, m.random_constant({24, 1, 3, 3}, rng), m.random_constant({24}, rng)},
-                            conv_attrs(3, 24));
-  const ValueId pw =
-      m.node(OpKind::kConv, {dw, m.random_constant({28, 24, 1, 1}, rng), m.random_constant({28}, rng)}, conv_attrs(1));
+                            same_padded_conv_attrs(3, 24));
+  const ValueId pw = m.node(OpKind::kConv, {dw, m.random_constant({28, 24, 1, 1}, rng), m.random_constant({28}, rng)},
+                            same_padded_conv_attrs(1));
   m.output(m.node(OpKind::kRelu, {m.node(OpKind::kAdd, {pw, zero_padded(m, x, 24, 28, 128, 128)})}));
   check_trimmed(m.graph(), 1);
 }
@@ -105,7 +97,7 @@ TEST_CASE("trim_zero_padded_residuals leaves non-zero padding, shared Concats, l
   Attributes axis;
   axis.set("axis", int64_t{1});
   const auto conv = [&](int64_t group) {
-    return m.node(OpKind::kConv, {x, m.random_constant({8, 4 / group, 1, 1}, rng)}, conv_attrs(1, group));
+    return m.node(OpKind::kConv, {x, m.random_constant({8, 4 / group, 1, 1}, rng)}, same_padded_conv_attrs(1, group));
   };
   // Padding with a non-zero constant.
   m.output(m.node(OpKind::kAdd, {conv(1), m.node(OpKind::kConcat, {x, m.random_constant({1, 4, 6, 6}, rng)}, axis)}));
