@@ -127,13 +127,9 @@ std::optional<Match> match_activation(const Graph& graph, const std::vector<std:
     const Node& g = graph.node(gate);
     const Node& m = graph.node(mul);
     const std::optional<std::string> kind = gated_activation(g);
-    if (!kind || m.op != OpKind::kMul || !g.has_input(0) || g.inputs[0] != y) return std::nullopt;
+    if (!kind || !g.has_input(0) || g.inputs[0] != y) return std::nullopt;
     const ValueId z = g.outputs[0];
-    const bool operands_match = (m.inputs[0] == y && m.inputs[1] == z) || (m.inputs[0] == z && m.inputs[1] == y);
-    const std::vector<NodeId>& z_readers = consumers[static_cast<size_t>(z)];
-    if (!operands_match || z_readers.size() != 1 || z_readers[0] != mul || is_graph_output(graph, z)) {
-      return std::nullopt;
-    }
+    if (!is_product_of(m, y, z) || sole_reader(graph, consumers, z) != mul) return std::nullopt;
     match.removed = {gate, mul};
     match.output = m.outputs[0];
     match.epilogue.set("fused_activation", *kind);
