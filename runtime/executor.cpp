@@ -52,6 +52,7 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs) {
     return invalid_argument("model takes ", graph.inputs().size(), " inputs, got ", inputs.size());
   }
   for (size_t i = 0; i < inputs.size(); ++i) EF_RETURN_IF_ERROR(check_input(i, inputs[i]));
+  if (const int64_t batch = lane_batch(inputs); batch > 0) return run_lanes(inputs, batch);
   last_plan_ = options_.plan_memory ? plan_for(inputs) : nullptr;
   if (last_plan_ != nullptr) return run_planned(*last_plan_, inputs);
   return run_dynamic(inputs);

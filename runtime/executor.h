@@ -29,6 +29,13 @@ struct ExecutorOptions {
   bool plan_memory = true;         // planned arena path; false: one buffer per tensor, shapes inferred each run
   bool conv_pairs = true;     // planned: Conv pairs run as one kernel where they qualify (conv_pair.h); false: never
   bool poison_arena = false;  // tests: fill the arena (and reused output storage) with 0xFF bytes (NaN) before each run
+  // The graph is batch-separable: every input and output leads with the batch, and each image's
+  // outputs depend on that image alone (models/detector/batching.h checks a detector's graph so).
+  // With several threads, a batch of at least as many images as threads then runs in lanes: each
+  // thread replays a single-threaded plan of its own on its share of whole images, so no kernel
+  // waits for another thread's share or reads what another core wrote. The images past a multiple
+  // of the thread count run together on all threads afterwards. Planned path only.
+  bool batch_lanes = false;
 };
 
 class Executor {
@@ -41,7 +48,8 @@ class Executor {
   Result<std::vector<Tensor>> run(std::span<const Tensor> inputs);
 
   // Per node, in graph order: milliseconds spent in the last run (empty unless options.profile).
-  // A node run inside another's kernel (last_kernel_pairs) shows 0; the other, both.
+  // A node run inside another's kernel (last_kernel_pairs) shows 0; the other, both. After a run in
+  // lanes (ExecutorOptions::batch_lanes) this, last_kernel_pairs and memory_plan are the first lane's.
   const std::vector<double>& last_profile_ms() const { return profile_ms_; }
   // Per node, in graph order: the node the last run ran inside this node's kernel (the second
   // Conv of a pair, runtime/ops/conv_pair.h), else -1. Empty after a dynamic run.
@@ -49,6 +57,8 @@ class Executor {
 
   const Graph& graph() const { return *graph_; }
   int threads() const { return pool_ ? pool_->size() : 1; }
+  // Whether a batch of at least threads() images runs in lanes (ExecutorOptions::batch_lanes).
+  bool batch_lanes() const { return options_.batch_lanes && options_.plan_memory && pool_ != nullptr; }
 
   // How the executor plans memory with these options: the optimised kernels run the Conv pairs of
   // runtime/ops/conv_pair.h, whose tensor between is never stored.
@@ -66,6 +76,10 @@ class Executor {
   const MemoryPlan* plan_for(std::span<const Tensor> inputs);
   Result<std::vector<Tensor>> run_planned(const MemoryPlan& plan, std::span<const Tensor> inputs);
   Result<std::vector<Tensor>> run_dynamic(std::span<const Tensor> inputs);
+  // The batch to split into lanes (ExecutorOptions::batch_lanes), or 0 to run the inputs as one.
+  int64_t lane_batch(std::span<const Tensor> inputs) const;
+  // Runs `batch` images (at least threads()) in lanes, then the rest on all threads (executor_lanes.cpp).
+  Result<std::vector<Tensor>> run_lanes(std::span<const Tensor> inputs, int64_t batch);
 
   std::shared_ptr<const Graph> graph_;
   ExecutorOptions options_;
@@ -103,6 +117,17 @@ class Executor {
   // go of it (this is the only owner left) the next run writes there instead of allocating and
   // zeroing a new one: kernels write every output element.
   std::vector<Tensor> handed_out_;
+  // Batch lanes: one single-threaded executor per thread (made on the first split run), each
+  // lane's input views and last outputs, and the batched outputs last handed out (reused as
+  // handed_out_ is).
+  struct Lane {
+    std::unique_ptr<Executor> executor;
+    std::vector<Tensor> inputs;
+    std::vector<Tensor> outputs;
+    Status status;
+  };
+  std::vector<Lane> lanes_;
+  std::vector<Tensor> lane_batch_out_;
 };
 
 }  // namespace edgefuse

@@ -88,11 +88,14 @@ const std::array kModelFields = {
                             .range = {1, 10000},
                             .description = "At most this many detections per frame, highest scores first."},
                            &ModelConfig::max_detections},
-    FieldSpec<ModelConfig>{{.key = "max-batch",
-                            .type = kInt,
-                            .range = {1, 64},
-                            .description = "Frames from different streams run together in one batch, up to this many."},
-                           &ModelConfig::max_batch},
+    FieldSpec<ModelConfig>{
+        {.key = "max-batch",
+         .type = kInt,
+         .range = {1, 64},
+         .description = "Frames from different streams run together in one batch, up to this many. On the "
+                        "CPU with several threads, a batch of at least one frame per thread runs "
+                        "whole frames per thread: more frames per second than one at a time."},
+        &ModelConfig::max_batch},
     FieldSpec<ModelConfig>{{.key = "batch-timeout-ms",
                             .type = kInt,
                             .range = {0, 1000},

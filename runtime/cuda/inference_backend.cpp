@@ -25,6 +25,7 @@ class CpuBackend final : public InferenceBackend {
   }
   std::string description() const override {
     return make_message("cpu (", executor_.threads(), executor_.threads() == 1 ? " thread" : " threads",
+                        executor_.batch_lanes() ? ", a batch as whole images per thread" : "",
                         note_.empty() ? "" : "; ", note_, ")");
   }
   bool on_gpu() const override { return false; }

@@ -36,6 +36,9 @@ void check_batched_equals_lone(const std::filesystem::path& model_path, Detector
   REQUIRE(model.graph != nullptr);
   DetectorOptions options;
   options.max_batch = static_cast<int>(image_paths.size());
+  // Two threads on any host: a batch of three runs as two lanes of one image each (whole images
+  // per thread, ExecutorOptions::batch_lanes), then the third on both threads.
+  options.executor.threads = 2;
   Result<Detector> batched = Detector::create(model.graph, family, options);
   REQUIRE_MESSAGE(batched.is_ok(), batched.status().to_string());
   options.max_batch = 1;
