@@ -4,11 +4,11 @@
 // that do not lead with the batch.
 #include <doctest/doctest.h>
 
-#include <cstring>
 #include <random>
 #include <string>
 
 #include "runtime/executor.h"
+#include "tests/runtime/executor_helpers.h"
 #include "tests/runtime/random_graph.h"
 #include "tests/support/numerics.h"
 
@@ -16,22 +16,6 @@ using namespace edgefuse;
 using namespace edgefuse::test;
 
 namespace {
-
-Executor make_executor(std::shared_ptr<const Graph> graph, ExecutorOptions options) {
-  Result<Executor> executor = Executor::create(std::move(graph), options);
-  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
-  return std::move(*executor);
-}
-
-std::vector<Tensor> run_ok(Executor& executor, const Tensor& input) {
-  Result<std::vector<Tensor>> outputs = executor.run(std::span(&input, 1));
-  REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
-  return std::move(*outputs);
-}
-
-bool bit_identical(const Tensor& a, const Tensor& b) {
-  return a.desc() == b.desc() && (a.nbytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0);
-}
 
 Node conv_node(const std::string& name, std::vector<ValueId> inputs, ValueId output, int64_t group, int64_t pad,
                int64_t stride) {
@@ -76,9 +60,9 @@ TEST_CASE("a batch in lanes gives each image what the whole batch gives on one t
       CAPTURE(threads);
       CAPTURE(batch);
       const Tensor x = random_tensor(DType::kF32, {batch, 8, 20, 20}, rng);
-      const std::vector<Tensor> want = run_ok(one_thread, x);
+      const std::vector<Tensor> want = run_ok(one_thread, std::span(&x, 1));
       for (int run = 0; run < 2; ++run) {  // the second run reuses the lanes, their plans and outputs
-        const std::vector<Tensor> got = run_ok(lanes, x);
+        const std::vector<Tensor> got = run_ok(lanes, std::span(&x, 1));
         REQUIRE(got.size() == want.size());
         for (size_t i = 0; i < got.size(); ++i) CHECK(bit_identical(got[i], want[i]));
       }
@@ -99,7 +83,7 @@ TEST_CASE("random batch-separable graphs give the same outputs in lanes as split
     Executor split = make_executor(graph, {.threads = 2});
     Executor lanes = make_executor(graph, {.threads = 2, .batch_lanes = true});
     const Tensor x = random_tensor(DType::kF32, {5, 4, 4, 8}, rng);
-    const std::vector<Tensor> want = run_ok(split, x);
+    const std::vector<Tensor> want = run_ok(split, std::span(&x, 1));
     Result<std::vector<Tensor>> got = lanes.run(std::span(&x, 1));
     if (!got.is_ok()) {
       // A random Transpose may move the batch axis: that graph is not batch-separable, and lanes say so.
@@ -124,14 +108,14 @@ TEST_CASE("a batch in lanes writes a released output in place next run, and leav
   const Tensor x1 = random_tensor(DType::kF32, {4, 8, 20, 20}, rng);
   const Tensor x2 = random_tensor(DType::kF32, {4, 8, 20, 20}, rng);
   std::vector<const void*> first_storage;
-  for (const Tensor& t : run_ok(lanes, x1)) first_storage.push_back(t.raw_data());
-  const std::vector<Tensor> second = run_ok(lanes, x2);
-  const std::vector<Tensor> want = run_ok(one_thread, x2);
+  for (const Tensor& t : run_ok(lanes, std::span(&x1, 1))) first_storage.push_back(t.raw_data());
+  const std::vector<Tensor> second = run_ok(lanes, std::span(&x2, 1));
+  const std::vector<Tensor> want = run_ok(one_thread, std::span(&x2, 1));
   for (size_t i = 0; i < second.size(); ++i) {
     CHECK(second[i].raw_data() == first_storage[i]);
     CHECK(bit_identical(second[i], want[i]));
   }
-  const std::vector<Tensor> third = run_ok(lanes, x1);
+  const std::vector<Tensor> third = run_ok(lanes, std::span(&x1, 1));
   for (size_t i = 0; i < third.size(); ++i) CHECK(third[i].raw_data() != second[i].raw_data());
   CHECK(bit_identical(second[0], want[0]));  // the kept output is untouched by the third run
 }
@@ -153,6 +137,6 @@ TEST_CASE("an output that does not lead with the batch is refused in lanes, nami
   CHECK(refused.status().message().find("does not lead with the batch") != std::string::npos);
   // Below the thread count there are no lanes: one image runs as it is.
   const Tensor x1 = Tensor::from_vector<float>({1, 3}, {1, 2, 3});
-  const std::vector<Tensor> one = run_ok(lanes, x1);
+  const std::vector<Tensor> one = run_ok(lanes, std::span(&x1, 1));
   CHECK(one[0].shape() == Shape{3, 1});
 }

@@ -2,34 +2,14 @@
 
 #include <doctest/doctest.h>
 
-#include <cstring>
 #include <random>
 
+#include "tests/runtime/executor_helpers.h"
 #include "tests/runtime/random_graph.h"
 #include "tests/support/numerics.h"
 
 using namespace edgefuse;
 using namespace edgefuse::test;
-
-namespace {
-
-Executor make_executor(std::shared_ptr<const Graph> graph, ExecutorOptions options) {
-  Result<Executor> executor = Executor::create(std::move(graph), options);
-  REQUIRE_MESSAGE(executor.is_ok(), executor.status().to_string());
-  return std::move(*executor);
-}
-
-std::vector<Tensor> run_ok(Executor& executor, std::span<const Tensor> inputs) {
-  Result<std::vector<Tensor>> outputs = executor.run(inputs);
-  REQUIRE_MESSAGE(outputs.is_ok(), outputs.status().to_string());
-  return std::move(*outputs);
-}
-
-bool bit_identical(const Tensor& a, const Tensor& b) {
-  return a.desc() == b.desc() && (a.nbytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0);
-}
-
-}  // namespace
 
 TEST_CASE("the planned executor gives bit-identical outputs to the dynamic one, with a poisoned arena") {
   std::mt19937 rng(99);
