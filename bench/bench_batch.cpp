@@ -5,7 +5,6 @@
 //
 //   bench_batch [--assets DIR] [--runs N] [--warmup N] [--threads 2] [--batch N]
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -50,24 +49,6 @@ const cli::CommandSpec& bench_spec() {
   return spec;
 }
 
-// `count` random images (distinct seeds) of the graph's single input, as one batch.
-Result<Tensor> random_batch(const Graph& graph, int64_t count) {
-  std::vector<Tensor> images;
-  for (int64_t i = 0; i < count; ++i) {
-    EF_ASSIGN_OR_RETURN(std::vector<Tensor> one, cli::random_inputs(graph, static_cast<uint32_t>(i + 1)));
-    if (one.size() != 1) return invalid_argument("batching needs a model with one input, this one has ", one.size());
-    images.push_back(std::move(one[0]));
-  }
-  Shape shape = images[0].shape();
-  shape[0] = count;
-  Tensor batch = Tensor::empty(images[0].dtype(), shape);
-  for (int64_t i = 0; i < count; ++i) {
-    std::memcpy(static_cast<unsigned char*>(batch.raw_data()) + static_cast<size_t>(i) * images[0].nbytes(),
-                images[static_cast<size_t>(i)].raw_data(), images[0].nbytes());
-  }
-  return batch;
-}
-
 Samples per_image(Samples samples, int64_t images) {
   for (double& ms : samples.ms) ms /= static_cast<double>(images);
   return samples;
@@ -97,16 +78,16 @@ void bench_model(const BenchModel& model, const std::filesystem::path& assets, c
   if (!batched.is_ok()) return all_rows(batched.status().message());
   Result<std::vector<PassReport>> passes = optimize_graph(**batched);
   if (!passes.is_ok()) return all_rows(passes.status().message());
-  Result<Tensor> one = random_batch(**imported, 1);
+  Result<std::vector<Tensor>> one = cli::random_batch_inputs(**imported, 1);
   if (!one.is_ok()) return all_rows(one.status().message());
 
   for (int threads : thread_counts) {
     const int64_t batch = batch_option > 0 ? batch_option : threads;
-    Result<Tensor> images = random_batch(**imported, batch);
+    Result<std::vector<Tensor>> images = cli::random_batch_inputs(**imported, batch);
     if (!images.is_ok()) return all_rows(images.status().message());
-    EdgefuseEngine single(*batched, {*one}, ExecutorOptions{});
-    EdgefuseEngine split(*batched, {*images}, ExecutorOptions{});
-    EdgefuseEngine lanes(*batched, {*images}, ExecutorOptions{.batch_lanes = true});
+    EdgefuseEngine single(*batched, *one, ExecutorOptions{});
+    EdgefuseEngine split(*batched, *images, ExecutorOptions{});
+    EdgefuseEngine lanes(*batched, *images, ExecutorOptions{.batch_lanes = true});
     Engine* const engines[] = {&single, &split, &lanes};
     const std::vector<Samples> r = measure_alternating(engines, threads, warmup, runs);
     const Samples split_ms = per_image(r[1], batch), lanes_ms = per_image(r[2], batch);

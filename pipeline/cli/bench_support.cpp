@@ -1,6 +1,7 @@
 #include "pipeline/cli/bench_support.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <random>
 #include <sstream>
@@ -47,6 +48,27 @@ Result<std::vector<Tensor>> random_inputs(const Graph& graph, uint32_t seed) {
     inputs.push_back(std::move(tensor));
   }
   return inputs;
+}
+
+Result<std::vector<Tensor>> random_batch_inputs(const Graph& graph, int64_t batch) {
+  std::vector<Tensor> stacked;
+  for (int64_t image = 0; image < batch; ++image) {
+    EF_ASSIGN_OR_RETURN(std::vector<Tensor> one, random_inputs(graph, static_cast<uint32_t>(image + 1)));
+    for (size_t i = 0; i < one.size(); ++i) {
+      if (image == 0) {
+        if (one[i].rank() == 0 || one[i].dim(0) != 1) {
+          return invalid_argument("input '", graph.value(graph.inputs()[i]).name, "' has shape ",
+                                  shape_to_string(one[i].shape()), ": a batch needs a first dimension of 1");
+        }
+        Shape shape = one[i].shape();
+        shape[0] = batch;
+        stacked.push_back(Tensor::empty(one[i].dtype(), std::move(shape)));
+      }
+      std::memcpy(static_cast<unsigned char*>(stacked[i].raw_data()) + static_cast<size_t>(image) * one[i].nbytes(),
+                  one[i].raw_data(), one[i].nbytes());
+    }
+  }
+  return stacked;
 }
 
 LatencyStats summarize_latencies(std::vector<double> samples_ms) {

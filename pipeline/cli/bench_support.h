@@ -17,6 +17,9 @@ namespace edgefuse::cli {
 // uniform in [-1, 1], integers in [0, 10), bools either way. Inputs with unknown (-1) dims are an
 // error asking for a fixed-shape model.
 Result<std::vector<Tensor>> random_inputs(const Graph& graph, uint32_t seed = 1);
+// The same for `batch` images at once, for a graph whose inputs have a batch of one: image i's
+// values as random_inputs(graph, i + 1) gives them, stacked along the first dimension.
+Result<std::vector<Tensor>> random_batch_inputs(const Graph& graph, int64_t batch);
 
 struct LatencyStats {
   double median_ms = 0;  // mean of the middle two for an even count

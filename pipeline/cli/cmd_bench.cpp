@@ -5,6 +5,7 @@
 #include <iostream>
 #include <optional>
 
+#include "models/detector/batching.h"
 #include "pipeline/cli/bench_support.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/cli/common.h"
@@ -35,6 +36,15 @@ const CommandSpec& bench_spec() {
                .description = "untimed runs first",
                .min = 0,
                .max = 1000000},
+              {.name = "batch",
+               .type = OptionType::kInt,
+               .value_name = "N",
+               .default_value = "1",
+               .description = "images per run, the model's batch of one made dynamic as max-batch does (on the "
+                              "CPU a batch of at least one image per thread runs whole images per thread); "
+                              "times are also given per image",
+               .min = 1,
+               .max = 256},
               reference_option(),
               no_fuse_option(),
               device_option(),
@@ -73,8 +83,15 @@ Status run_bench(const ParsedArgs& args) {
   const std::string& model = args.get("model");
   EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> graph, load_model(model));
   EF_ASSIGN_OR_RETURN(const bool fused, optimize_model(*graph, args));
-  EF_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, random_inputs(*graph));
+  const int64_t batch = args.get_int("batch");
+  EF_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
+                      batch > 1 ? random_batch_inputs(*graph, batch) : random_inputs(*graph));
   ExecutorOptions options = executor_options(args, true);
+  if (batch > 1) {
+    // As the daemon runs a model with max-batch > 1 (models/detector/detector.cpp).
+    EF_ASSIGN_OR_RETURN(graph, make_batch_dynamic(*graph));
+    options.batch_lanes = true;
+  }
   options.profile = args.flag("profile");
   EF_ASSIGN_OR_RETURN(const InferenceDevice device, device_from_args(args));
   EF_ASSIGN_OR_RETURN(const GpuBackendOptions gpu, gpu_options_from_args(args));
@@ -129,6 +146,8 @@ Status run_bench(const ParsedArgs& args) {
     json.key("min_ms").value(stats.min_ms, 3);
     json.key("max_ms").value(stats.max_ms, 3);
     json.key("runs").value(runs);
+    json.key("batch").value(batch);
+    json.key("median_ms_per_image").value(stats.median_ms / static_cast<double>(batch), 3);
     json.key("threads").value(executor ? executor->threads() : 0);
     json.key("device").value(device_description);
     json.key("reference").value(args.flag("reference"));
@@ -163,6 +182,10 @@ Status run_bench(const ParsedArgs& args) {
                 stats.median_ms, stats.min_ms, stats.max_ms, static_cast<long long>(runs),
                 static_cast<long long>(args.get_int("warmup")), device_description.c_str(),
                 args.flag("reference") ? ", reference kernels" : "");
+    if (batch > 1) {
+      std::printf("  batch of %lld: median %.3f ms per image\n", static_cast<long long>(batch),
+                  stats.median_ms / static_cast<double>(batch));
+    }
     std::printf("  graph: %zu nodes, %s\n", graph->nodes().size(), fused ? "fused" : "not fused");
     for (const OpTime& op : op_times) {
       std::printf("  %-20s %4zu nodes %9.3f ms", op.op.c_str(), op.nodes, op.median_ms);

@@ -40,5 +40,26 @@ TEST_CASE("random_inputs rejects unknown dims, naming the input") {
   CHECK(inputs.status().message().find("fixed input shape") != std::string::npos);
 }
 
+TEST_CASE("random_batch_inputs stacks each image as random_inputs makes it alone, and needs a batch of one") {
+  Graph graph;
+  graph.inputs().push_back(graph.add_value("image", {DType::kF32, {1, 2, 3}}));
+  Result<std::vector<Tensor>> batch = random_batch_inputs(graph, 3);
+  REQUIRE(batch.is_ok());
+  REQUIRE(batch->size() == 1);
+  REQUIRE((*batch)[0].desc() == TensorDesc{DType::kF32, {3, 2, 3}});
+  for (uint32_t image = 0; image < 3; ++image) {
+    Result<std::vector<Tensor>> alone = random_inputs(graph, image + 1);
+    REQUIRE(alone.is_ok());
+    for (int64_t i = 0; i < 6; ++i) CHECK((*batch)[0].values<float>()[image * 6 + i] == (*alone)[0].values<float>()[i]);
+  }
+  CHECK((*batch)[0].values<float>()[0] != (*batch)[0].values<float>()[6]);  // distinct images
+
+  Graph wide;
+  wide.inputs().push_back(wide.add_value("rows", {DType::kF32, {4, 2}}));
+  Result<std::vector<Tensor>> refused = random_batch_inputs(wide, 2);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.status().message() == "input 'rows' has shape [4, 2]: a batch needs a first dimension of 1");
+}
+
 }  // namespace
 }  // namespace edgefuse::cli

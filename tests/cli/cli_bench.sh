@@ -34,4 +34,18 @@ run_ok "$EDGEFUSE" bench --model "$relu" --runs 2 --warmup 0 --profile --top 1 -
 expect_output '"slowest_nodes":[{"name":'
 expect_output '"kernel":"Relu","shapes":"[3, 4, 5] -> [3, 4, 5]"'
 
+# --batch N: the model's batch of one made dynamic, N images a run (in lanes on 2 threads), and the
+# time per image; a model whose input does not lead with a batch of one is refused, naming it.
+maxpool="$ONNX_NODE_TESTS/test_maxpool_2d_default/model.onnx"
+require_file "$maxpool"
+run_ok "$EDGEFUSE" bench --model "$maxpool" --runs 3 --warmup 1 --threads 2 --batch 3 --json
+expect_output '"batch":3'
+awk -F'[:,}]' '{ for (i = 1; i < NF; ++i) v[$i] = $(i + 1) }
+  END { d = v["\"median_ms_per_image\""] * 3 - v["\"median_ms\""]; exit !(d < 0.002 && d > -0.002) }' \
+  "$WORK_DIR/out" || fail "time per image is not the median over 3: $(cat "$WORK_DIR/out")"
+run_ok "$EDGEFUSE" bench --model "$maxpool" --runs 1 --warmup 0 --batch 2
+expect_output "batch of 2: median"
+run_fails "input 'x' has shape [3, 4, 5]: a batch needs a first dimension of 1" \
+  "$EDGEFUSE" bench --model "$relu" --runs 1 --batch 2
+
 echo "cli_bench: ok"
