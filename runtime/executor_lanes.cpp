@@ -45,11 +45,12 @@ Result<std::vector<Tensor>> Executor::run_lanes(std::span<const Tensor> inputs, 
     ExecutorOptions lane_options = options_;
     lane_options.threads = 1;
     lane_options.batch_lanes = false;
-    lanes_.resize(static_cast<size_t>(lanes));
-    for (Lane& lane : lanes_) {
+    std::vector<Lane> made(static_cast<size_t>(lanes));  // kept only when every lane was made
+    for (Lane& lane : made) {
       EF_ASSIGN_OR_RETURN(Executor executor, Executor::create(graph_, lane_options));
       lane.executor = std::make_unique<Executor>(std::move(executor));
     }
+    lanes_ = std::move(made);
   }
   const int64_t per_lane = batch / lanes;
   const int64_t rest = batch - per_lane * lanes;
