@@ -7,7 +7,8 @@
 // Legality: the Concat's output has one reader, that Transpose's data input, and is not a graph
 // output; its shape is static; the Transpose's permutation is known (perm, or the reversal) and
 // moves the concatenated axis after dims that are all 1, so each input's part of the output is one
-// contiguous block; the Transpose does not fuse a Concat already.
+// contiguous block (the kernels also take one block per image, for a batch made dynamic after
+// fusion); the Transpose does not fuse a Concat already.
 #include <optional>
 #include <vector>
 

@@ -757,26 +757,49 @@ class Lowerer {
   }
 
   // A Transpose of a fused Concat (kTransposeConcatAxis): a gather of each input's own
-  // permutation into its block of the output (one block per input, as the fuser guarantees). When
-  // the inputs all live in the arena, stored alike, one gather reads them all (its indices count
-  // from the first of them in the arena): one kernel for YOLOX's head instead of one per level.
+  // permutation into its blocks of the output: one block per input, as the fuser folds it, or one
+  // per input and outer index (the output's dims before the concatenated axis) once a batch was
+  // made dynamic (models/detector/batching.h). When the inputs all live in the arena, stored alike,
+  // one gather reads them all (its indices count from the first of them in the arena): one kernel
+  // for YOLOX's head instead of one per level and image.
   Result<StepsOrFallback> lower_transpose_of_concat(const Node& node) {
     const TensorDesc& out = desc(node.outputs[0]);
     const size_t rank = out.shape.size();
     EF_ASSIGN_OR_RETURN(const std::vector<int64_t> perm, transpose_permutation(node.attrs, static_cast<int>(rank)));
     EF_ASSIGN_OR_RETURN(const int axis, normalize_axis(node.attrs.get_int(kTransposeConcatAxis, 0),
                                                        static_cast<int>(rank), kTransposeConcatAxis));
-    int64_t block = 1;  // output elements per index of the concatenated axis
-    for (size_t d = transposed_position(perm, axis) + 1; d < rank; ++d) block *= out.shape[d];
+    const size_t moved_to = transposed_position(perm, axis);  // the outer dims are the output's [0, moved_to)
+    int64_t block = 1;                                        // output elements per index of the concatenated axis
+    for (size_t d = moved_to + 1; d < rank; ++d) block *= out.shape[d];
+    int64_t outer = 1;
+    for (size_t d = 0; d < moved_to; ++d) outer *= out.shape[d];
+    const int64_t outer_stride = out.shape[moved_to] * block;  // output elements per outer index
     const BufferRef output = operand(node.outputs[0]);
     const int64_t stored_bytes = output.half ? 2 : static_cast<int64_t>(dtype_size(out.dtype));
-    std::vector<Part> parts;
-    int64_t at = 0;
+    // Per input, by odometers over its dims permuted with its strides: the input element at each
+    // position of one block (the dims from moved_to on), and each outer index's first element.
+    struct Blocks {
+      std::vector<int32_t> inner;
+      std::vector<int64_t> starts;
+    };
+    const auto odometer = [](std::span<const int64_t> dims, std::span<const int64_t> strides, auto&& visit) {
+      std::vector<int64_t> index(dims.size(), 0);
+      int64_t offset = 0;
+      const int64_t count = shape_numel(Shape(dims.begin(), dims.end()));
+      for (int64_t i = 0; i < count; ++i) {
+        visit(offset);
+        for (size_t d = dims.size(); d-- > 0;) {
+          offset += strides[d];
+          if (++index[d] < dims[d]) break;
+          offset -= index[d] * strides[d];
+          index[d] = 0;
+        }
+      }
+    };
+    std::vector<Blocks> blocks;
     for (ValueId input : node.inputs) {
       const Shape& in = desc(input).shape;
       if (shape_numel(in) > INT32_MAX) return StepsOrFallback{not_lowered("Transpose input beyond 2^31 elements")};
-      // from[j]: the input element at output position j of this part, by an odometer over the
-      // part's dims (the input's, permuted) with the input's strides.
       Shape part(rank);
       std::vector<int64_t> strides(rank), in_strides(rank, 1);
       for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * in[d];
@@ -784,25 +807,30 @@ class Lowerer {
         part[d] = in[static_cast<size_t>(perm[d])];
         strides[d] = in_strides[static_cast<size_t>(perm[d])];
       }
-      std::vector<int32_t> from(static_cast<size_t>(shape_numel(part)));
-      std::vector<int64_t> index(rank, 0);
-      int64_t offset = 0;
-      for (int32_t& f : from) {
-        f = static_cast<int32_t>(offset);
-        for (size_t d = rank; d-- > 0;) {
-          offset += strides[d];
-          if (++index[d] < part[d]) break;
-          offset -= index[d] * strides[d];
-          index[d] = 0;
-        }
+      Blocks b;
+      odometer(std::span(part).subspan(moved_to), std::span(strides).subspan(moved_to),
+               [&](int64_t offset) { b.inner.push_back(static_cast<int32_t>(offset)); });
+      odometer(std::span(part).first(moved_to), std::span(strides).first(moved_to),
+               [&](int64_t offset) { b.starts.push_back(offset); });
+      blocks.push_back(std::move(b));
+    }
+    // Outer index first, then input: each part's block follows the previous one in the output.
+    std::vector<Part> parts;
+    for (int64_t o = 0; o < outer; ++o) {
+      int64_t at = 0;
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const ValueId input = node.inputs[i];
+        std::vector<int32_t> from = blocks[i].inner;
+        const int64_t start = blocks[i].starts[static_cast<size_t>(o)];
+        for (int32_t& f : from) f = static_cast<int32_t>(f + start);
+        GatherStep s;
+        s.element_bytes = static_cast<int>(dtype_size(out.dtype));
+        s.elements = static_cast<int64_t>(from.size());
+        LoweredStep step = step_for(node, s, {input});
+        step.output.offset += (o * outer_stride + at * block) * stored_bytes;
+        at += desc(input).shape[static_cast<size_t>(axis)];
+        if (s.count() > 0) parts.push_back(Part{std::move(step), std::move(from)});
       }
-      GatherStep s;
-      s.element_bytes = static_cast<int>(dtype_size(out.dtype));
-      s.elements = static_cast<int64_t>(from.size());
-      LoweredStep step = step_for(node, s, {input});
-      step.output.offset += at * block * stored_bytes;
-      at += in[static_cast<size_t>(axis)];
-      if (s.count() > 0) parts.push_back(Part{std::move(step), std::move(from)});
     }
     std::vector<LoweredStep> steps;
     if (std::optional<LoweredStep> joined = one_gather(parts)) {

@@ -287,26 +287,22 @@ Status infer_transpose(const Node& node, std::span<const Tensor* const> inputs, 
   EF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, transpose_permutation(node.attrs, static_cast<int>(in.shape.size())));
   Shape shape(perm.size());
   for (size_t d = 0; d < perm.size(); ++d) shape[d] = in.shape[static_cast<size_t>(perm[d])];
-  if (fused_concat) {
-    // Each input's part must be one block of the output (see kTransposeConcatAxis).
-    const int axis = normalize_axis(node.attrs.get_int(kTransposeConcatAxis, 0), in.rank(), "axis").value();
-    const size_t moved_to = transposed_position(perm, axis);
-    if (product(shape, 0, moved_to) != 1) {
-      return invalid_argument("the concatenated axis ", axis, " moves to axis ", moved_to, " of output ",
-                              shape_to_string(shape), ", after dims other than 1");
-    }
-  }
   outputs = {TensorDesc{in.dtype, std::move(shape)}};
   return Status::ok();
 }
 
-// Each input permuted into its block of the output: with a fused Concat, input i's block starts
-// after the earlier inputs' parts of the concatenated axis (infer_transpose checked it is one).
-// Worked out once per node and input shapes (kernel_setup.h).
+// Each input permuted into its blocks of the output. With a fused Concat the output's dims before
+// the concatenated axis (after the permutation) are its outer dims: per outer index, input i's
+// block starts after the earlier inputs' parts of the concatenated axis. The fuser folds only
+// Concats whose outer dims are all 1 (one block per input); a batch made dynamic afterwards
+// (models/detector/batching.h) gives one block per image. Worked out once per node and input
+// shapes (kernel_setup.h).
 struct TransposeSetup {
   struct Part {
-    StridedCopy copy;
-    int64_t byte_offset;  // of the input's block in the output
+    StridedCopy copy;  // one block: the input's dims from the concatenated axis on, permuted
+    // Per outer index: the block's first element in the input, and its first byte in the output.
+    std::vector<int64_t> source_offsets;
+    std::vector<int64_t> byte_offsets;
   };
   std::vector<Part> parts;
 };
@@ -317,11 +313,15 @@ Result<TransposeSetup> transpose_setup(const KernelArgs& args) {
   const auto element_size = static_cast<int64_t>(dtype_size(out.dtype()));
   const bool fused_concat = args.node.attrs.has(kTransposeConcatAxis);
   int axis = 0;
-  int64_t block = 0;  // output elements per index of the concatenated axis
+  size_t moved_to = 0;  // the outer dims are the output's [0, moved_to)
+  int64_t block = 0;    // output elements per index of the concatenated axis
   if (fused_concat) {
     axis = normalize_axis(args.node.attrs.get_int(kTransposeConcatAxis, 0), out.rank(), "axis").value();
-    block = product(out.shape(), transposed_position(perm, axis) + 1, out.shape().size());
+    moved_to = transposed_position(perm, axis);
+    block = product(out.shape(), moved_to + 1, out.shape().size());
   }
+  const int64_t outer = product(out.shape(), 0, moved_to);
+  const int64_t outer_stride = fused_concat ? out.dim(static_cast<int>(moved_to)) * block : 0;  // output elements
   TransposeSetup setup;
   int64_t at = 0;
   for (const Tensor* in : args.inputs) {
@@ -332,7 +332,26 @@ Result<TransposeSetup> transpose_setup(const KernelArgs& args) {
       shape[d] = in->dim(static_cast<int>(perm[d]));
       strides[d] = in_strides[static_cast<size_t>(perm[d])];
     }
-    setup.parts.push_back({StridedCopy(shape, strides, static_cast<size_t>(element_size)), at * block * element_size});
+    const auto outer_dims = static_cast<std::ptrdiff_t>(moved_to);
+    TransposeSetup::Part part{StridedCopy(std::span(shape).subspan(moved_to), std::span(strides).subspan(moved_to),
+                                          static_cast<size_t>(element_size)),
+                              {},
+                              {}};
+    // An odometer over the outer dims, in output order, accumulating the input's strides.
+    std::vector<int64_t> index(moved_to, 0);
+    int64_t source = 0;
+    for (int64_t o = 0; o < outer; ++o) {
+      part.source_offsets.push_back(source);
+      part.byte_offsets.push_back((o * outer_stride + at * block) * element_size);
+      for (std::ptrdiff_t d = outer_dims; d-- > 0;) {
+        const auto u = static_cast<size_t>(d);
+        source += strides[u];
+        if (++index[u] < shape[u]) break;
+        source -= index[u] * strides[u];
+        index[u] = 0;
+      }
+    }
+    setup.parts.push_back(std::move(part));
     if (fused_concat) at += in->dim(axis);
   }
   return setup;
@@ -343,7 +362,10 @@ Status reference_transpose(const KernelArgs& args) {
   EF_ASSIGN_OR_RETURN(const TransposeSetup* setup, kernel_setup(args, uncached, [&] { return transpose_setup(args); }));
   for (size_t i = 0; i < setup->parts.size(); ++i) {
     const TransposeSetup::Part& part = setup->parts[i];
-    part.copy.run(args.inputs[i]->raw_data(), 0, bytes(*args.outputs[0]) + part.byte_offset, args.pool);
+    for (size_t o = 0; o < part.byte_offsets.size(); ++o) {
+      part.copy.run(args.inputs[i]->raw_data(), part.source_offsets[o], bytes(*args.outputs[0]) + part.byte_offsets[o],
+                    args.pool);
+    }
   }
   return Status::ok();
 }

@@ -78,9 +78,10 @@ EF_DECLARE_REFERENCE(slice)
 EF_DECLARE_INFER(transpose)
 EF_DECLARE_REFERENCE(transpose)
 // A Transpose with this attribute (the fuser's fold_concat_into_transpose) permutes the
-// concatenation of its inputs on that axis, as a Concat(axis) feeding it would have made; each
-// input's part of the output must be one contiguous block (output dims before the concatenated
-// axis's new place all 1).
+// concatenation of its inputs on that axis, as a Concat(axis) feeding it would have made. Each
+// input's part of the output is one contiguous block per index of the output dims before the
+// concatenated axis's new place: one block when they are all 1, as the fuser folds it, one per
+// image once the batch was made dynamic (models/detector/batching.h).
 inline constexpr const char* kTransposeConcatAxis = "fused_concat_axis";
 // A Transpose's permutation for an input of `rank` dims: its perm attribute, checked to be a
 // permutation of [0, rank), or the reversal of the axes when it has none.

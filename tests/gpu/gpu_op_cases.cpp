@@ -412,6 +412,23 @@ void add_movement_cases(CaseBuilder& b) {
         m.output(m.node(OpKind::kRelu, {joined}));
       },
       true);
+  b.add(
+      "transposes of fused Concats with outer dims (a head's batch made dynamic): one block per input and image",
+      [](GraphMaker& m, std::mt19937&) {
+        Attributes head;
+        head.set("perm", std::vector<int64_t>{0, 2, 1});
+        head.set(kTransposeConcatAxis, int64_t{2});
+        std::vector<ValueId> levels;
+        for (int64_t cells : {12, 5, 3}) levels.push_back(m.node(OpKind::kRelu, {m.input({3, 7, cells})}));
+        m.output(m.node(OpKind::kTranspose, levels, head));  // [3, 20, 7]
+        // Two outer dims, the first two swapped: [2, 3, 2, 4] and [2, 3, 2, 1] on axis 3 -> [3, 2, 5, 2].
+        Attributes swapped;
+        swapped.set("perm", std::vector<int64_t>{1, 0, 3, 2});
+        swapped.set(kTransposeConcatAxis, int64_t{3});
+        const ValueId joined = m.node(OpKind::kTranspose, {m.input({2, 3, 2, 4}), m.input({2, 3, 2, 1})}, swapped);
+        m.output(m.node(OpKind::kRelu, {joined}));
+      },
+      true);
 }
 
 void add_fallback_case(CaseBuilder& b) {

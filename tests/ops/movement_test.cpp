@@ -307,6 +307,41 @@ TEST_CASE("transpose of a fused Concat: each input permuted into its block of th
   }
 }
 
+TEST_CASE("transpose of a fused Concat with outer dims (a batch made dynamic) equals the Concat, then the Transpose") {
+  // Dims before the concatenated axis in the output: one block per input per outer index. YOLOX's
+  // head with a batch of two, and a rank-4 case with two outer dims, one of them swapped.
+  struct Case {
+    Shape a, b;
+    int64_t axis;
+    std::vector<int64_t> perm;
+  };
+  const Case cases[] = {
+      {{2, 5, 3}, {2, 5, 2}, 2, {0, 2, 1}},
+      {{2, 3, 2, 4}, {2, 3, 2, 1}, 3, {1, 0, 3, 2}},
+  };
+  std::mt19937 rng(17);
+  for (const Case& c : cases) {
+    CAPTURE(c.axis);
+    const Tensor a = random_tensor(DType::kF32, c.a, rng);
+    const Tensor b = random_tensor(DType::kF32, c.b, rng);
+    Node concat = make_node(OpKind::kConcat, 2);
+    concat.attrs.set("axis", c.axis);
+    const Tensor joined = run_one(concat, {&a, &b});
+    Node transpose = make_node(OpKind::kTranspose, 1);
+    transpose.attrs.set("perm", c.perm);
+    const Tensor expected = run_one(transpose, {&joined});
+    Node fused = make_node(OpKind::kTranspose, 2);
+    fused.attrs.set("perm", c.perm);
+    fused.attrs.set(kTransposeConcatAxis, c.axis);
+    for (const bool reference : {true, false}) {
+      auto result = run_op(fused, {&a, &b}, reference);
+      REQUIRE_MESSAGE(result.is_ok(), result.status().to_string());
+      CHECK((*result)[0].shape() == expected.shape());
+      CHECK(values_of((*result)[0]) == values_of(expected));
+    }
+  }
+}
+
 TEST_CASE("transpose: random permutations of rank 1-5 match a naive index map") {
   std::mt19937 rng(3);
   for (DType dtype : kDTypes) {
