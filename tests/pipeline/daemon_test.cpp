@@ -140,6 +140,9 @@ TEST_CASE("two streams batched on one model give the same detections as one stre
   const DaemonRun run = run_daemon(model_yaml(model, 2) + "streams:\n" + clip_stream_yaml("east", clip) +
                                    clip_stream_yaml("west", clip) + kEventsYaml);
   REQUIRE(run.status.is_ok());
+  // The fused model batches (its head's Transpose takes a batch): no fallback to one frame at a time.
+  CHECK(run.log.find("max batch 2") != std::string::npos);
+  CHECK(run.log.find("not possible") == std::string::npos);
   for (const std::string stream : {"east", "west"}) {
     const StreamReport& report = run.report(stream);
     check_accounting(report);
