@@ -44,6 +44,19 @@ struct GemmTasks {
   // row blocks start on a packed tile.
   static constexpr int64_t kColumnUnit = 48;
   static constexpr int64_t kRowUnit = kGemmRowBlockUnit;
+
+  // All output channels in one block, the columns in as few blocks as L2 allows: one thread's split.
+  static GemmTasks whole_rows(int64_t height, int64_t width) {
+    GemmTasks t;
+    t.width = width;
+    t.height = height;
+    t.column_units = ceil_div(width, kColumnUnit);
+    t.row_units = ceil_div(height, kRowUnit);
+    t.column_blocks = ceil_div(width, kMaxGemmColumns);
+    t.row_blocks = 1;
+    return t;
+  }
+  static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 };
 
 // The split with the shortest estimated finish: tasks are claimed in order by whichever thread is
@@ -52,17 +65,9 @@ struct GemmTasks {
 // L2 about 8 lanes, a task's start about 0.5 us). Narrow column blocks re-stream A and short row
 // blocks re-stream B, so neither "columns first" nor "rows first" is right for every shape.
 GemmTasks split_gemm(int64_t planes, int64_t height, int64_t width, int64_t depth, int64_t threads) {
-  constexpr int64_t kMaxColumns = kMaxGemmColumns;
   constexpr int64_t kMaxBlocks = 16, kMaxThreads = 64, kMaxTasksPerThread = 8;
   constexpr double kFloatCost = 8, kTaskCost = 60000;
-  const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  GemmTasks t;
-  t.width = width;
-  t.height = height;
-  t.column_units = ceil_div(width, GemmTasks::kColumnUnit);
-  t.row_units = ceil_div(height, GemmTasks::kRowUnit);
-  t.column_blocks = ceil_div(width, kMaxColumns);
-  t.row_blocks = 1;
+  GemmTasks t = GemmTasks::whole_rows(height, width);
   if (threads <= 1) return t;
   threads = std::min(threads, kMaxThreads);  // beyond that, as many tasks as 64 threads would want
   double best = -1;
@@ -108,14 +113,9 @@ bool in_stripes(const Conv2d& c, int64_t threads) {
 // A 1x1 Conv's GEMM in stripes: whole columns of output channels, `threads` contiguous shares of
 // blocks of at most kMaxGemmColumns columns each.
 GemmTasks stripe_gemm(int64_t height, int64_t width, int64_t threads) {
-  const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  GemmTasks t;
-  t.width = width;
-  t.height = height;
-  t.column_units = ceil_div(width, GemmTasks::kColumnUnit);
-  t.row_units = ceil_div(height, GemmTasks::kRowUnit);
-  t.column_blocks = std::min(t.column_units, ceil_div(ceil_div(width, threads), kMaxGemmColumns) * threads);
-  t.row_blocks = 1;
+  GemmTasks t = GemmTasks::whole_rows(height, width);
+  const int64_t per_thread = GemmTasks::ceil_div(GemmTasks::ceil_div(width, threads), kMaxGemmColumns);
+  t.column_blocks = std::min(t.column_units, per_thread * threads);
   return t;
 }
 

@@ -163,6 +163,20 @@ const std::vector<ConvCase>& conv_cases() {
   return cases;
 }
 
+// The optimised kernel with its work split over 2, 3 and 5 threads against the reference kernel.
+void check_split_against_reference(const Node& node, const ConvInputs& in) {
+  auto expected = run_op(node, in.list(), true);
+  REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+  ThreadPool pool2(2), pool3(3), pool5(5);
+  for (ThreadPool* pool : {&pool2, &pool3, &pool5}) {
+    CAPTURE(pool->size());
+    auto actual = run_op(node, in.list(), false, pool);
+    REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
+    const ErrorStats error = compare_tensors(actual->at(0), expected->at(0));
+    CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
+  }
+}
+
 }  // namespace
 
 TEST_CASE("conv: cpu kernel matches the reference on awkward shapes, 1 and 2 threads") {
@@ -195,34 +209,22 @@ TEST_CASE("conv: 1x1 work split over output channels and columns matches the ref
       {3, 8, 7, 50, 12, 1, 1, 2, 1, 1, 1, 1, {0, 0, 0, 0}, "", false},
       {1, 16, 104, 104, 32, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", true},
   };
-  ThreadPool pool2(2), pool3(3), pool5(5);
   uint32_t seed = 300;
   for (const ConvCase& c : cases) {
     INFO(describe(c));
-    const ConvInputs in = random_conv_inputs(c, seed++);
-    const Node node = conv_node(c);
-    auto expected = run_op(node, in.list(), true);
-    REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
-    for (ThreadPool* pool : {&pool2, &pool3, &pool5}) {
-      CAPTURE(pool->size());
-      auto actual = run_op(node, in.list(), false, pool);
-      REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
-      const ErrorStats error = compare_tensors(actual->at(0), expected->at(0));
-      CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
-    }
+    check_split_against_reference(conv_node(c), random_conv_inputs(c, seed++));
   }
 }
 
 TEST_CASE("conv: depthwise Convs on large planes, in one stripe of rows per thread, match the reference") {
   // Planes of 52 x 52 outputs and more (kStripeMinPlane): stride 1 and 2, 3x3 and 5x5, rows of
-  // odd length, stripes of unequal height; a batch of two and a residual take the planes path.
+  // odd length, stripes of unequal height; a batch of two takes the planes path.
   const ConvCase cases[] = {
       {1, 16, 60, 60, 16, 3, 3, 16, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
       {1, 8, 121, 110, 8, 3, 3, 8, 2, 2, 1, 1, {1, 1, 1, 1}, "", false},
       {1, 5, 67, 53, 5, 5, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, "", true},
       {2, 6, 52, 52, 6, 3, 3, 6, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
   };
-  ThreadPool pool2(2), pool3(3), pool5(5);
   uint32_t seed = 400;
   for (const ConvCase& c : cases) {
     INFO(describe(c));
@@ -231,15 +233,7 @@ TEST_CASE("conv: depthwise Convs on large planes, in one stripe of rows per thre
       CAPTURE(silu);
       Node node = conv_node(c);
       if (silu) node.attrs.set("fused_activation", std::string("silu"));
-      auto expected = run_op(node, in.list(), true);
-      REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
-      for (ThreadPool* pool : {&pool2, &pool3, &pool5}) {
-        CAPTURE(pool->size());
-        auto actual = run_op(node, in.list(), false, pool);
-        REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
-        const ErrorStats error = compare_tensors(actual->at(0), expected->at(0));
-        CHECK_MESSAGE(error.relative_l2 <= 1e-5, error.to_string());
-      }
+      check_split_against_reference(node, in);
     }
   }
 }
