@@ -6,6 +6,7 @@
 // from the actual inputs, allocate, run the kernel, and release each value after its last use.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,11 @@ class Executor {
 
   const Graph& graph() const { return *graph_; }
   int threads() const { return pool_ ? pool_->size() : 1; }
+  // A run is coming within `hold`: wakes the worker threads now (ThreadPool::wake), so that their
+  // wake-up overlaps the caller's work on the input instead of delaying the first kernels.
+  void wake_threads(std::chrono::microseconds hold) {
+    if (pool_) pool_->wake(hold);
+  }
   // Whether a batch of at least threads() images runs in lanes (ExecutorOptions::batch_lanes).
   bool batch_lanes() const { return options_.batch_lanes && options_.plan_memory && pool_ != nullptr; }
 

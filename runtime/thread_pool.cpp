@@ -17,14 +17,15 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins until done() or the spin time is over; returns done().
+using Clock = std::chrono::steady_clock;
+
+// Spins until done() or `deadline`; returns done().
 template <typename Done>
-bool spin_until(Done done) {
-  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+bool spin_until(Done done, Clock::time_point deadline = Clock::now() + kSpin) {
   for (int i = 0;; ++i) {
     if (done()) return true;
     cpu_relax();
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return done();
+    if ((i & 63) == 63 && Clock::now() > deadline) return done();
   }
 }
 
@@ -87,21 +88,41 @@ void ThreadPool::run_chunks(uint32_t generation, int self) {
 }
 
 void ThreadPool::worker_loop(int index) {
-  uint64_t seen_generation = 0;
+  uint64_t seen_generation = 0, seen_wakes = 0;
   for (;;) {
-    auto has_news = [&] {
+    auto has_job = [&] {
       return stopping_.load(std::memory_order_acquire) ||
              generation_.load(std::memory_order_seq_cst) != seen_generation;
     };
-    if (!spin_until(has_news)) {
+    auto has_news = [&] { return has_job() || wakes_.load(std::memory_order_seq_cst) != seen_wakes; };
+    // Watch for kSpin, or to the end of a wake()'s hold.
+    const Clock::time_point held{Clock::duration{watch_until_.load(std::memory_order_relaxed)}};
+    if (!spin_until(has_job, std::max(Clock::now() + kSpin, held))) {
       std::unique_lock<std::mutex> lock(mutex_);
       sleepers_.fetch_add(1, std::memory_order_seq_cst);  // before has_news looks again
       start_cv_.wait(lock, has_news);
       sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
+    seen_wakes = wakes_.load(std::memory_order_seq_cst);
+    if (!has_job()) continue;  // roused by wake(): watch again, to the end of its hold
     if (stopping_.load(std::memory_order_acquire)) return;
     seen_generation = generation_.load(std::memory_order_acquire);
     run_chunks(static_cast<uint32_t>(seen_generation), index + 1);
+  }
+}
+
+void ThreadPool::wake(std::chrono::microseconds hold) {
+  if (workers_.empty()) return;
+  const int64_t until = (Clock::now() + hold).time_since_epoch().count();
+  int64_t current = watch_until_.load(std::memory_order_relaxed);
+  while (current < until && !watch_until_.compare_exchange_weak(current, until, std::memory_order_relaxed)) {
+  }
+  // As for a job's generation_: stored before sleepers_ is read, which a blocking worker counts
+  // up before it looks at wakes_ again.
+  wakes_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    start_cv_.notify_all();
   }
 }
 

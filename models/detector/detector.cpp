@@ -112,6 +112,7 @@ ModelInputSpec Detector::input_spec() const {
 }
 
 Result<std::vector<Detection>> Detector::detect(const cv::Mat& bgr_image) {
+  prepare();
   Result<PreprocessedImage> preprocessed = family_ == DetectorFamily::kYolox
                                                ? preprocess_yolox(bgr_image, input_width_, input_height_)
                                                : preprocess_blazeface(bgr_image, input_width_);

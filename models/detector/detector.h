@@ -65,6 +65,9 @@ class Detector {
   // sources[k]'s image.
   Result<std::vector<std::vector<Detection>>> detect_batch_filled(const InputFiller& fill,
                                                                   std::span<const SourceImage> sources);
+  // An image is being preprocessed for the next run: the backend gets ready meanwhile
+  // (InferenceBackend::prepare: the CPU wakes its worker threads).
+  void prepare() { backend_->prepare(); }
   // Whether the model runs on a GPU (fill then writes device memory).
   bool on_gpu() const { return backend_->on_gpu(); }
   int max_batch() const { return options_.max_batch; }

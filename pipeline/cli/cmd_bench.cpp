@@ -1,9 +1,11 @@
 // edgefuse bench: times a model on random inputs (warm-up runs, then timed runs) and prints the
 // median, min and max latency.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "models/detector/batching.h"
 #include "pipeline/cli/bench_support.h"
@@ -45,6 +47,27 @@ const CommandSpec& bench_spec() {
                               "times are also given per image",
                .min = 1,
                .max = 256},
+              {.name = "interval",
+               .type = OptionType::kInt,
+               .value_name = "MS",
+               .default_value = "0",
+               .description = "start each run MS milliseconds after the previous one started, as a camera's "
+                              "frames arrive (33 at 30 fps): the latency the daemon sees, its worker threads "
+                              "idle between frames; 0: back to back",
+               .min = 0,
+               .max = 10000},
+              {.name = "preprocess-us",
+               .type = OptionType::kInt,
+               .value_name = "US",
+               .default_value = "300",
+               .description = "with --interval, keep the caller busy this long before each run, as the daemon is "
+                              "while it preprocesses a frame (about 300 us at 1080p), its worker threads woken as "
+                              "that starts",
+               .min = 0,
+               .max = 1000000},
+              {.name = "no-prewake",
+               .type = OptionType::kFlag,
+               .description = "with --interval, leave the worker threads asleep until the run starts instead"},
               reference_option(),
               no_fuse_option(),
               device_option(),
@@ -109,6 +132,27 @@ Status run_bench(const ParsedArgs& args) {
   const auto run_once = [&]() { return executor ? executor->run(inputs) : backend->run(inputs); };
   const std::string device_description =
       executor ? make_message(executor->threads(), " threads") : backend->description();
+  // With --interval: the next run's start on a frame clock, the caller busy `preprocess` before it
+  // (with the threads woken as the daemon wakes them, InferenceBackend::prepare).
+  const auto interval = std::chrono::milliseconds(args.get_int("interval"));
+  const auto preprocess = std::chrono::microseconds(args.get_int("preprocess-us"));
+  const bool prewake = !args.flag("no-prewake");
+  auto next_frame = std::chrono::steady_clock::now();
+  const auto wait_for_frame = [&] {
+    if (interval.count() == 0) return;
+    // A run longer than the interval drops the frames it overlapped, as the daemon's queues do.
+    next_frame = std::max(next_frame + interval, std::chrono::steady_clock::now() + preprocess);
+    std::this_thread::sleep_until(next_frame - preprocess);
+    if (prewake) {
+      if (executor) {
+        executor->wake_threads(std::chrono::milliseconds(5));
+      } else {
+        backend->prepare();
+      }
+    }
+    while (std::chrono::steady_clock::now() < next_frame) {
+    }
+  };
 
   for (int64_t i = 0; i < args.get_int("warmup"); ++i) {
     Result<std::vector<Tensor>> outputs = run_once();
@@ -118,7 +162,9 @@ Status run_bench(const ParsedArgs& args) {
   std::vector<double> samples_ms;
   samples_ms.reserve(static_cast<size_t>(runs));
   std::vector<std::vector<double>> node_ms(graph->nodes().size());  // per node, one sample per run
+  next_frame = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < runs; ++i) {
+    wait_for_frame();
     const auto start = std::chrono::steady_clock::now();
     Result<std::vector<Tensor>> outputs = run_once();
     const auto stop = std::chrono::steady_clock::now();
@@ -148,6 +194,11 @@ Status run_bench(const ParsedArgs& args) {
     json.key("runs").value(runs);
     json.key("batch").value(batch);
     json.key("median_ms_per_image").value(stats.median_ms / static_cast<double>(batch), 3);
+    json.key("interval_ms").value(args.get_int("interval"));
+    if (interval.count() > 0) {
+      json.key("preprocess_us").value(args.get_int("preprocess-us"));
+      json.key("prewake").value(prewake);
+    }
     json.key("threads").value(executor ? executor->threads() : 0);
     json.key("device").value(device_description);
     json.key("reference").value(args.flag("reference"));
@@ -182,6 +233,11 @@ Status run_bench(const ParsedArgs& args) {
                 stats.median_ms, stats.min_ms, stats.max_ms, static_cast<long long>(runs),
                 static_cast<long long>(args.get_int("warmup")), device_description.c_str(),
                 args.flag("reference") ? ", reference kernels" : "");
+    if (interval.count() > 0) {
+      std::printf("  a run every %lld ms after %lld us busy, %s\n", static_cast<long long>(interval.count()),
+                  static_cast<long long>(preprocess.count()),
+                  prewake ? "threads woken as that starts" : "threads not woken first");
+    }
     if (batch > 1) {
       std::printf("  batch of %lld: median %.3f ms per image\n", static_cast<long long>(batch),
                   stats.median_ms / static_cast<double>(batch));

@@ -154,6 +154,7 @@ std::vector<Result<std::vector<Detection>>> ModelRunner::detect_on_gpu(std::span
 std::vector<Result<std::vector<Detection>>> ModelRunner::detect(std::span<const DecodedFrame* const> frames) {
   EF_ASSERT(!frames.empty() && static_cast<int>(frames.size()) <= max_batch());
   if (gpu_preprocessor_ != nullptr) return detect_on_gpu(frames);
+  detector_->prepare();  // the CPU's worker threads wake while the frames are preprocessed
   const ModelInputSpec spec = detector_->input_spec();
   const int64_t per_item = int64_t{3} * spec.width * spec.height;
   std::vector<Result<std::vector<Detection>>> results(frames.size(),

@@ -1,5 +1,7 @@
 #include "runtime/cuda/inference_backend.h"
 
+#include <chrono>
+
 #if defined(EDGEFUSE_HAVE_CUDA)
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_executor.h"
@@ -29,6 +31,9 @@ class CpuBackend final : public InferenceBackend {
                         note_.empty() ? "" : "; ", note_, ")");
   }
   bool on_gpu() const override { return false; }
+  // Preprocessing a 1080p frame takes about 0.3 ms; the hold only bounds the spinning should the
+  // run not follow.
+  void prepare() override { executor_.wake_threads(std::chrono::milliseconds(5)); }
 
  private:
   Executor executor_;

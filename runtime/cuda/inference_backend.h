@@ -47,6 +47,9 @@ class InferenceBackend {
   // reason it is not on the GPU.
   virtual std::string description() const = 0;
   virtual bool on_gpu() const = 0;
+  // A run is about to start, its input being prepared meanwhile: the CPU wakes its worker threads
+  // (Executor::wake_threads) so that they are ready for the first kernels.
+  virtual void prepare() {}
 };
 
 struct GpuBackendOptions {

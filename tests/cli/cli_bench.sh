@@ -48,4 +48,16 @@ expect_output "batch of 2: median"
 run_fails "input 'x' has shape [3, 4, 5]: a batch needs a first dimension of 1" \
   "$EDGEFUSE" bench --model "$relu" --runs 1 --batch 2
 
+# --interval MS: runs on a frame clock, the caller busy --preprocess-us before each with the threads
+# woken (or not, --no-prewake); 4 runs 40 ms apart take at least 120 ms.
+start_ns=$(date +%s%N)
+run_ok "$EDGEFUSE" bench --model "$relu" --runs 4 --warmup 0 --threads 2 --interval 40 --json
+elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
+((elapsed_ms >= 120)) || fail "4 runs 40 ms apart took only ${elapsed_ms} ms"
+for key in '"interval_ms":40' '"preprocess_us":300' '"prewake":true'; do expect_output "$key"; done
+run_ok "$EDGEFUSE" bench --model "$relu" --runs 2 --warmup 0 --interval 5 --preprocess-us 1000 --no-prewake
+expect_output "a run every 5 ms after 1000 us busy, threads not woken first"
+run_ok "$EDGEFUSE" bench --model "$relu" --runs 2 --warmup 0 --json
+expect_output '"interval_ms":0'
+
 echo "cli_bench: ok"

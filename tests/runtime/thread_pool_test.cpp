@@ -112,3 +112,46 @@ TEST_CASE("parallel_for: a caller blocked on a slow worker's chunk is woken when
     REQUIRE(done.load() == 2);
   }
 }
+
+namespace {
+
+// Polls until pool.blocked_workers() == count, for up to 10 s (the wait is on other threads being
+// scheduled, which a loaded machine can delay).
+bool blocked_workers_reach(const ThreadPool& pool, int count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (pool.blocked_workers() != count) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("wake: blocked workers watch for a job until the hold ends, then block again") {
+  ThreadPool pool(3);
+  REQUIRE(blocked_workers_reach(pool, 2));  // idle past the spin
+  // Long enough that a loaded machine still sees both workers up before it ends.
+  pool.wake(std::chrono::milliseconds(1500));
+  CHECK(blocked_workers_reach(pool, 0));
+  CHECK(blocked_workers_reach(pool, 2));  // the hold is over
+
+  // A job during a hold runs as any other, and the workers block again after it.
+  pool.wake(std::chrono::milliseconds(1500));
+  std::vector<std::atomic<int>> hits(100);
+  pool.parallel_for(100, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)]++;
+  });
+  for (auto& h : hits) CHECK(h.load() == 1);
+  CHECK(blocked_workers_reach(pool, 2));
+
+  // A shorter hold does not cut a longer one short; a pool of one thread has nobody to wake.
+  pool.wake(std::chrono::milliseconds(1500));
+  pool.wake(std::chrono::milliseconds(1));
+  CHECK(blocked_workers_reach(pool, 0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(pool.blocked_workers() == 0);
+  ThreadPool alone(1);
+  alone.wake(std::chrono::milliseconds(10));
+  CHECK(alone.blocked_workers() == 0);
+}
