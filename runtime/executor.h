@@ -59,7 +59,8 @@ class Executor {
   const Graph& graph() const { return *graph_; }
   int threads() const { return pool_ ? pool_->size() : 1; }
   // A run is coming within `hold`: wakes the worker threads now (ThreadPool::wake), so that their
-  // wake-up overlaps the caller's work on the input instead of delaying the first kernels.
+  // wake-up overlaps the caller's work on the input instead of delaying the first kernels. Safe
+  // from any thread, during a run too.
   void wake_threads(std::chrono::microseconds hold) {
     if (pool_) pool_->wake(hold);
   }

@@ -68,11 +68,14 @@ const std::array kModelFields = {
                                            "tensor cores, summing in fp32, weights kept to about 22 bits; "
                                            "the rest of the math is fp32. The CPU runs fp32."},
                            &ModelConfig::precision},
-    FieldSpec<ModelConfig>{{.key = "threads",
-                            .type = kInt,
-                            .range = {0, 256},
-                            .description = "CPU threads for inference; 0 = one per core."},
-                           &ModelConfig::threads},
+    FieldSpec<ModelConfig>{
+        {.key = "threads",
+         .type = kInt,
+         .range = {0, 256},
+         .description = "CPU threads for inference; 0 = one per core. Where idle threads wake slowly "
+                        "(VMs), fewer can be faster for frames paced by a camera: compare with "
+                        "`edgefuse bench --interval 33`."},
+        &ModelConfig::threads},
     FieldSpec<ModelConfig>{{.key = "score-threshold",
                             .type = kFloat,
                             .range = {0, 1},

@@ -48,7 +48,8 @@ class InferenceBackend {
   virtual std::string description() const = 0;
   virtual bool on_gpu() const = 0;
   // A run is about to start, its input being prepared meanwhile: the CPU wakes its worker threads
-  // (Executor::wake_threads) so that they are ready for the first kernels.
+  // (Executor::wake_threads) so that they are ready for the first kernels. Safe from any thread,
+  // a run included.
   virtual void prepare() {}
 };
 
