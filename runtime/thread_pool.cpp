@@ -151,6 +151,9 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn, bool contigu
     shares_[t].claims.store((generation & 0xffffffffu) << 32 | share_end << 16 | share_begin,
                             std::memory_order_release);
   }
+  // The job a wake() was for has come: after it, idle workers block after kSpin again rather
+  // than spin out the hold on a core that other work (video decode) may need.
+  watch_until_.store(0, std::memory_order_relaxed);
   generation_.store(generation, std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     // Under the mutex: a worker counted in sleepers_ is either still checking has_news under it

@@ -76,7 +76,7 @@ class ThreadPool {
 
   static int hardware_threads();
 
-  // Rouses blocked workers, and keeps idle ones watching for jobs (spinning, not blocked), until
+  // Rouses blocked workers to watch for the next job (spinning, not blocked) until it starts or
   // `hold` has passed; returns at once. A job that starts after the hold still runs: its workers
   // are then woken as usual. Unlike parallel_for, any thread may call it, during a job too.
   void wake(std::chrono::microseconds hold);

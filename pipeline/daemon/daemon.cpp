@@ -89,7 +89,6 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
       return;
     }
     self->model->scheduler->submit(self->slot, std::move(frame));
-    self->model->runner->prepare();
   };
   auto on_state = [this, self](const StateChange& change) { on_state_change(*self, change); };
   stream->supervisor =

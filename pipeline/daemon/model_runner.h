@@ -29,9 +29,6 @@ class ModelRunner {
   // are preprocessed there, straight into the device input.
   std::vector<Result<std::vector<Detection>>> detect(std::span<const DecodedFrame* const> frames);
   int max_batch() const { return detector_->max_batch(); }
-  // From any thread, as a frame is queued for this model: its CPU threads wake now
-  // (Detector::prepare), their wake-up overlapping the model worker's own and the preprocessing.
-  void prepare() { detector_->prepare(); }
 
   // Class ids for label names; an unknown name is an error listing a few known ones.
   Result<std::vector<int>> class_ids(const std::vector<std::string>& names) const;

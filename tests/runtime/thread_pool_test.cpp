@@ -115,10 +115,11 @@ TEST_CASE("parallel_for: a caller blocked on a slow worker's chunk is woken when
 
 namespace {
 
-// Polls until pool.blocked_workers() == count, for up to 10 s (the wait is on other threads being
+// Polls until pool.blocked_workers() == count, for up to `limit` (the wait is on other threads being
 // scheduled, which a loaded machine can delay).
-bool blocked_workers_reach(const ThreadPool& pool, int count) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+bool blocked_workers_reach(const ThreadPool& pool, int count,
+                           std::chrono::milliseconds limit = std::chrono::milliseconds(10000)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
   while (pool.blocked_workers() != count) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -128,7 +129,7 @@ bool blocked_workers_reach(const ThreadPool& pool, int count) {
 
 }  // namespace
 
-TEST_CASE("wake: blocked workers watch for a job until the hold ends, then block again") {
+TEST_CASE("wake: blocked workers watch for a job until it starts or the hold ends, then block again") {
   ThreadPool pool(3);
   REQUIRE(blocked_workers_reach(pool, 2));  // idle past the spin
   // Long enough that a loaded machine still sees both workers up before it ends.
@@ -136,8 +137,10 @@ TEST_CASE("wake: blocked workers watch for a job until the hold ends, then block
   CHECK(blocked_workers_reach(pool, 0));
   CHECK(blocked_workers_reach(pool, 2));  // the hold is over
 
-  // A job during a hold runs as any other, and the workers block again after it.
-  pool.wake(std::chrono::milliseconds(1500));
+  // A job during a hold runs as any other, and ends the hold: the workers block again soon after
+  // it, long before the hold would have ended.
+  pool.wake(std::chrono::seconds(30));
+  REQUIRE(blocked_workers_reach(pool, 0));
   std::vector<std::atomic<int>> hits(100);
   pool.parallel_for(100, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)]++;
