@@ -65,7 +65,7 @@ class Detector {
   // sources[k]'s image.
   Result<std::vector<std::vector<Detection>>> detect_batch_filled(const InputFiller& fill,
                                                                   std::span<const SourceImage> sources);
-  // A run is coming (an image being queued or preprocessed): the backend gets ready meanwhile
+  // A run is coming (an image being preprocessed): the backend gets ready meanwhile
   // (InferenceBackend::prepare: the CPU wakes its worker threads). Safe from any thread.
   void prepare() { backend_->prepare(); }
   // Whether the model runs on a GPU (fill then writes device memory).
