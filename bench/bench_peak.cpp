@@ -1,9 +1,11 @@
 // The machine's roofline: peak f32 arithmetic (independent FMA chains held in registers, per
 // instruction set the CPU has) and memory bandwidth (read, write, copy, triad over buffers far
-// larger than the caches), on one thread and on every core. Kernel figures elsewhere in
-// bench/RESULTS.md are read against these: a Conv at 40 % of FMA peak, a pointwise op at 80 % of
-// bandwidth. Each figure is the best of --runs repetitions (peaks are what the hardware can do;
-// the best run is the one least disturbed by other load on a shared machine).
+// larger than the caches), on one thread and on every core, and what reading another core's
+// writes costs (bench/core_traffic.h). Kernel figures elsewhere in bench/RESULTS.md are read
+// against these: a Conv at 40 % of FMA peak, a pointwise op at 80 % of bandwidth, a Conv that
+// gains little from a second thread against the traffic between cores. Each peak is the best of
+// --runs repetitions (what the hardware can do; the best run is the one least disturbed by other
+// load on a shared machine); the between-cores figures are medians.
 //
 //   bench_peak [--runs N] [--threads N] [--buffer-mb N]
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "bench/bench_common.h"
+#include "bench/core_traffic.h"
 #include "pipeline/cli/args.h"
 #include "runtime/cpu_features.h"
 
@@ -218,6 +221,16 @@ int main(int argc, char** argv) {
   for (const char* kind : {"read", "write", "copy", "triad"}) {
     std::printf("| %s | %.1f | %.1f |\n", kind, best_bandwidth(kind, buffers, 1, runs),
                 best_bandwidth(kind, buffers, threads, runs));
+  }
+
+  if (threads >= 2) {
+    const CoreTrafficOptions traffic{.threads = threads, .runs = runs};
+    const CoreTrafficFigures figures = measure_core_traffic(traffic);
+    std::printf("\n| between cores (%d threads, %lld planes of %lld f32) | GB/s, median of %d |\n| --- | --- |\n",
+                threads, static_cast<long long>(traffic.planes), static_cast<long long>(traffic.plane_floats), runs);
+    std::printf("| each thread reads its own writes (one slice each) | %.1f |\n", figures.own_slice);
+    std::printf("| every plane cut into one run per thread | %.1f |\n", figures.plane_halves);
+    std::printf("| each thread reads another core's writes | %.1f |\n", figures.other_slice);
   }
   return 0;
 }
