@@ -399,19 +399,10 @@ class Lowerer {
   ValueId input_or_none(const Node& node, size_t i) const { return i < node.inputs.size() ? node.inputs[i] : kNoValue; }
 
   Result<StepsOrFallback> lower_node(const Node& node) {
+    if (is_pointwise_unary(node.op)) return lower_unary(node);
     switch (node.op) {
       case OpKind::kConv:
         return lower_conv(node);
-      case OpKind::kRelu:
-      case OpKind::kLeakyRelu:
-      case OpKind::kSigmoid:
-      case OpKind::kTanh:
-      case OpKind::kHardSigmoid:
-      case OpKind::kHardSwish:
-      case OpKind::kClip:
-      case OpKind::kSqrt:
-      case OpKind::kExp:
-        return lower_unary(node);
       case OpKind::kAdd:
       case OpKind::kSub:
       case OpKind::kMul:
