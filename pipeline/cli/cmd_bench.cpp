@@ -131,7 +131,8 @@ Status run_bench(const ParsedArgs& args) {
   }
   const auto run_once = [&]() { return executor ? executor->run(inputs) : backend->run(inputs); };
   const std::string device_description =
-      executor ? make_message(executor->threads(), " threads") : backend->description();
+      executor ? make_message(executor->threads(), executor->threads() == 1 ? " thread" : " threads")
+               : backend->description();
   // With --interval: the next run's start on a frame clock, the caller busy `preprocess` before it
   // (with the threads woken as the daemon wakes them, InferenceBackend::prepare).
   const auto interval = std::chrono::milliseconds(args.get_int("interval"));

@@ -8,7 +8,7 @@ require_file "$relu"
 
 run_ok "$EDGEFUSE" bench --model "$relu" --runs 3 --warmup 1 --threads 1
 expect_output "median"
-expect_output "(3 runs after 1 warm-up, 1 threads)"
+expect_output "(3 runs after 1 warm-up, 1 thread)"
 
 run_ok "$EDGEFUSE" bench --model "$relu" --runs 4 --warmup 0 --threads 2 --json
 for key in '"model":' '"median_ms":' '"min_ms":' '"max_ms":' '"runs":4' '"threads":2'; do expect_output "$key"; done
