@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
     std::printf("\n| between cores (%d threads, %lld planes of %lld f32) | GB/s, median of %d |\n| --- | --- |\n",
                 threads, static_cast<long long>(traffic.planes), static_cast<long long>(traffic.plane_floats), runs);
     std::printf("| each thread reads its own writes (one slice each) | %.1f |\n", figures.own_slice);
-    std::printf("| every plane cut into one run per thread | %.1f |\n", figures.plane_halves);
+    std::printf("| every plane cut into one run per thread | %.1f |\n", figures.cut_planes);
     std::printf("| each thread reads another core's writes | %.1f |\n", figures.other_slice);
   }
   return 0;

@@ -11,7 +11,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum class Split { kOwnSlice, kPlaneHalves, kOtherSlice };
+enum class Split { kOwnSlice, kCutPlanes, kOtherSlice };
 
 // y = x / 2 + 1/4 over [begin, end): the values settle at 1/2, never denormal. AVX-512 where the
 // CPU has it, so that the pass is bound by the cache traffic rather than by the loop.
@@ -54,7 +54,7 @@ void run_share(const CoreTrafficOptions& o, Split split, int t, int pass, const 
     case Split::kOtherSlice:
       slice((t + pass) % o.threads);
       break;
-    case Split::kPlaneHalves:
+    case Split::kCutPlanes:
       for (int64_t plane = 0; plane < o.planes; ++plane) {
         const int64_t base = plane * o.plane_floats;
         pointwise_pass(x, y, base + o.plane_floats * t / o.threads, base + o.plane_floats * (t + 1) / o.threads);
@@ -98,7 +98,7 @@ CoreTrafficFigures measure_core_traffic(const CoreTrafficOptions& options) {
   const auto floats = static_cast<size_t>(options.planes * options.plane_floats);
   std::vector<float> a(floats, 1.0f), b(floats, 1.0f);
   figures.own_slice = median_gbs(options, Split::kOwnSlice, a, b);
-  figures.plane_halves = median_gbs(options, Split::kPlaneHalves, a, b);
+  figures.cut_planes = median_gbs(options, Split::kCutPlanes, a, b);
   figures.other_slice = median_gbs(options, Split::kOtherSlice, a, b);
   return figures;
 }

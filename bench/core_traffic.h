@@ -18,13 +18,14 @@ struct CoreTrafficOptions {
   int runs = 5;                 // timed runs; their median is reported
 };
 
-// Bytes read and written per second (GB/s), median of the runs (unlike a peak, the typical cost is
-// what a kernel pays, and on a VM it moves as the host places the vCPUs), for each way of splitting the tensor
-// between the threads, pass after pass, between two buffers that fit the cores' caches.
+// Bytes read and written per second (GB/s) for each way of splitting the tensor between the
+// threads, pass after pass, between two buffers that fit the cores' caches: the median of the runs
+// (unlike a peak, the typical cost is what a kernel pays, and on a VM it moves as the host places
+// the vCPUs).
 struct CoreTrafficFigures {
-  double own_slice = 0;     // each thread the same contiguous slice every pass: reads its own writes
-  double plane_halves = 0;  // every plane cut into one run per thread (row stripes): shares only the cuts
-  double other_slice = 0;   // the slices rotate every pass: every read is of another core's writes
+  double own_slice = 0;    // each thread the same contiguous slice every pass: reads its own writes
+  double cut_planes = 0;   // every plane cut into one run per thread (row stripes): shares only the cuts
+  double other_slice = 0;  // the slices rotate every pass: every read is of another core's writes
 };
 
 // Needs options.threads >= 2 (one thread has no other core); figures are 0 otherwise.
