@@ -1,6 +1,7 @@
 // A detected object, in the pixel coordinates of whatever image the boxes refer to.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace edgefuse {
@@ -22,6 +23,7 @@ struct Detection {
   float score = 0;  // in [0, 1]
   int class_id = 0;
   std::vector<Keypoint> keypoints;  // BlazeFace: 6 face landmarks; empty for other families
+  int64_t track_id = -1;            // the stream's track of this object (pipeline/tracking); -1: none
 };
 
 }  // namespace edgefuse

@@ -61,6 +61,11 @@ struct StreamConfig {
   std::string password;
   std::filesystem::path password_file;
   std::string password_env;
+  // Object tracking (pipeline/tracking/iou_tracker.h): detections carry a track id stable across frames.
+  bool track = true;
+  double track_iou = 0.3;  // overlap with a track's predicted box that matches, 0.05..0.95
+  int track_max_age = 15;  // processed frames a track survives unmatched, 1..300
+  int track_min_hits = 2;  // matched frames before a track labels its detections, 1..30
   // Overlay output for this stream (pipeline/overlay): an MP4 file and/or a live MJPEG view.
   std::string overlay_file;  // absolute after parsing; empty = none
   int overlay_port = 0;      // live view on http://<http.address>:PORT/, 0 = none

@@ -137,6 +137,31 @@ const std::array kStreamFields = {
                              .range = {1, 1000},
                              .description = "Run the model on every Nth decoded frame."},
                             &StreamConfig::inference_interval},
+    FieldSpec<StreamConfig>{{.key = "track",
+                             .type = kBool,
+                             .description = "Give each detection a track_id that stays the same while the object "
+                                            "moves from frame to frame (matched by box overlap with the track's "
+                                            "predicted position, per class)."},
+                            &StreamConfig::track},
+    FieldSpec<StreamConfig>{{.key = "track-iou",
+                             .type = kFloat,
+                             .range = {0.05, 0.95},
+                             .description = "Least overlap (IoU) of a detection with a track's predicted box that "
+                                            "continues the track; lower follows faster motion, higher keeps "
+                                            "crowded objects apart."},
+                            &StreamConfig::track_iou},
+    FieldSpec<StreamConfig>{{.key = "track-max-age",
+                             .type = kInt,
+                             .range = {1, 300},
+                             .description = "Processed frames a track survives without a matching detection (an "
+                                            "occlusion, a missed detection); after that the object gets a new id."},
+                            &StreamConfig::track_max_age},
+    FieldSpec<StreamConfig>{{.key = "track-min-hits",
+                             .type = kInt,
+                             .range = {1, 30},
+                             .description = "Frames a track must be matched on before its detections carry its "
+                                            "id, so that a one-frame false detection never takes one."},
+                            &StreamConfig::track_min_hits},
     FieldSpec<StreamConfig>{{.key = "loop",
                              .type = kBool,
                              .only_for_scheme = "file",

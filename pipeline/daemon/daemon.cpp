@@ -74,6 +74,9 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
   Result<std::vector<int>> classes = model.runner->class_ids(config.classes);
   if (!classes.is_ok()) return classes.status().with_context(make_message("stream '", config.name, "'"));
   stream->class_filter = std::move(*classes);
+  stream->tracker = IouTracker(IouTrackerOptions{.min_iou = static_cast<float>(config.track_iou),
+                                                 .max_age = config.track_max_age,
+                                                 .min_hits = config.track_min_hits});
   EF_ASSIGN_OR_RETURN(VideoSourceOptions options, stream_source_options(config));
   // Built once now so that a pipeline GStreamer cannot build is the config's error, not a stream failure.
   EF_ASSIGN_OR_RETURN(std::unique_ptr<VideoSource> probe, VideoSource::create(options, [](DecodedFrame) {}));
@@ -410,6 +413,8 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
   }
   std::stable_sort(detections.begin(), detections.end(),
                    [](const Detection& a, const Detection& b) { return a.score > b.score; });
+  // Frames of a stream reach this model's one worker in order, so the tracker sees them so.
+  if (stream.config.track) stream.tracker.update(detections);
   const double latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - frame.captured_at).count();
   stream.stats.add_latency_ms(latency_ms);
   submit_overlay(stream, frame, detections, latency_ms);

@@ -10,6 +10,7 @@
 
 #include "pipeline/daemon/daemon.h"
 #include "pipeline/metrics/histogram.h"
+#include "pipeline/tracking/iou_tracker.h"
 
 namespace edgefuse {
 
@@ -20,6 +21,7 @@ struct Daemon::Stream {
   Model* model = nullptr;
   int slot = -1;                  // in its model's scheduler
   std::vector<int> class_filter;  // empty: every class
+  IouTracker tracker;             // config.track: ids for the detections, updated by the model's worker alone
   StreamStats stats;
   std::unique_ptr<StreamSupervisor> supervisor;
   bool start_failed = false;

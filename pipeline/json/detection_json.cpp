@@ -11,6 +11,7 @@ void write_detections(JsonWriter& json, const std::vector<Detection>& detections
     json.begin_object();
     json.key("label").value(label_for(labels, detection.class_id));
     json.key("class_id").value(detection.class_id);
+    if (detection.track_id >= 0) json.key("track_id").value(detection.track_id);
     json.key("score").value(detection.score, 4);
     json.key("box").begin_array();
     for (float coordinate : {detection.box.x1, detection.box.y1, detection.box.x2, detection.box.y2}) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include <opencv2/imgproc.hpp>
 
@@ -88,10 +89,15 @@ void draw_label(I420Image& canvas, int x, int y, const std::string& text, YuvCol
   cv::putText(luma, text, {m.pad, m.pad + size.height}, kFont, m.scale, cv::Scalar(ink), m.stroke, cv::LINE_8);
 }
 
+// "person 85%", or with a track "#12 person 85%".
 std::string detection_text(const Detection& detection, const std::vector<std::string>& labels) {
   char score[16];
   std::snprintf(score, sizeof score, " %d%%", static_cast<int>(std::lround(detection.score * 100)));
-  return label_for(labels, detection.class_id) + score;
+  char track[24] = "";
+  if (detection.track_id >= 0) std::snprintf(track, sizeof track, "#%lld ", static_cast<long long>(detection.track_id));
+  std::string text = track;
+  text.append(label_for(labels, detection.class_id)).append(score);
+  return text;
 }
 
 std::string corner_text(const OverlayText& text, const OverlayStats& stats) {

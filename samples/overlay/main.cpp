@@ -42,6 +42,7 @@
 #include "pipeline/daemon/stream_source.h"
 #include "pipeline/overlay/i420_image.h"
 #include "pipeline/overlay/overlay_output.h"
+#include "pipeline/tracking/iou_tracker.h"
 #include "pipeline/video/video_source.h"
 
 namespace edgefuse {
@@ -204,6 +205,10 @@ Status run(const AppOptions& o) {
   if (!stream.classes.empty()) {
     EF_ASSIGN_OR_RETURN(class_filter, runner->class_ids(stream.classes));
   }
+  // Track ids drawn beside the labels, as the daemon gives them (the stream's track settings).
+  IouTracker tracker(IouTrackerOptions{.min_iou = static_cast<float>(stream.track_iou),
+                                       .max_age = stream.track_max_age,
+                                       .min_hits = stream.track_min_hits});
 
   OverlayOptions overlay;
   overlay.stream_name = stream.name;
@@ -255,6 +260,7 @@ Status run(const AppOptions& o) {
         return std::find(class_filter.begin(), class_filter.end(), d.class_id) == class_filter.end();
       });
     }
+    if (stream.track) tracker.update(detections);
     ++processed;
     ++window_frames;
     const auto now = Clock::now();

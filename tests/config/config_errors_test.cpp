@@ -63,6 +63,9 @@ streams:
   CHECK(contains(folder.error(with_stream_key("classes: [person, [car]]")),
                  "streams[0].classes[1]: expected a non-empty string, got a list"));
   CHECK(contains(folder.error(with_stream_key("rtsp-transport: http")), "expected one of tcp, udp, got \"http\""));
+  CHECK(
+      contains(folder.error(with_stream_key("track-iou: 1.5")), "streams[0].track-iou: expected number in 0.05..0.95"));
+  CHECK(contains(folder.error(with_stream_key("track-max-age: 0")), "expected integer in 1..300, got \"0\""));
   CHECK(contains(folder.error(with_stream_key("width: 8")), "expected integer in 16..7680 or 0, got \"8\""));
   CHECK(contains(folder.error(with_stream_key("decoder: \"avdec h264\"")),
                  "streams[0].decoder: expected name of letters"));

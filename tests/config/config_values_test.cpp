@@ -37,6 +37,10 @@ streams:
     realtime: false
     queue-size: 8
     decoder: avdec_h264
+    track: false
+    track-iou: 0.25
+    track-max-age: 40
+    track-min-hits: 3
   - name: door
     uri: rtsp://127.0.0.1:8554/door
     model: faces
@@ -94,6 +98,10 @@ TEST_CASE("a config with every key parses to exactly the values written") {
   CHECK_FALSE(street.realtime);
   CHECK(street.queue_size == 8);
   CHECK(street.decoder == "avdec_h264");
+  CHECK_FALSE(street.track);
+  CHECK(street.track_iou == 0.25);
+  CHECK(street.track_max_age == 40);
+  CHECK(street.track_min_hits == 3);
   CHECK(config.streams[1].uri == "rtsp://127.0.0.1:8554/door");
   CHECK(config.streams[1].rtsp_transport == "udp");
   CHECK(config.streams[2].uri == "test://ball");
@@ -139,6 +147,10 @@ streams:
   CHECK(stream.width == 0);
   CHECK(stream.height == 0);
   CHECK(stream.framerate == 30);
+  CHECK(stream.track);
+  CHECK(stream.track_iou == 0.3);
+  CHECK(stream.track_max_age == 15);
+  CHECK(stream.track_min_hits == 2);
   CHECK(parsed->events.path == "-");
   CHECK_FALSE(parsed->events.empty_frames);
   CHECK(parsed->stats_interval_s == 10);

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "fusion/pass_manager.h"
 #include "models/detector/detector.h"
@@ -80,6 +82,54 @@ TEST_CASE("every processed frame of the clip yields an event, people are found, 
   }
   // Pedestrians walk through the whole clip.
   CHECK(with_people >= static_cast<int>(run.events.size()) - 1);
+}
+
+TEST_CASE("pedestrians keep their track ids from frame to frame at 10 fps") {
+#if defined(EDGEFUSE_SANITIZED)
+  // 265 inferences at about 0.6 s each under the sanitizers; the tracker's logic is covered by
+  // test_tracking, which they run.
+  MESSAGE("skipped: too slow under sanitizers");
+  return;
+#endif
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const std::string stream = "  - name: street\n    uri: " + clip.string() +
+                             "\n    model: people\n    realtime: false\n    inference-interval: 3\n"
+                             "    queue-size: 64\n    classes: [person]\n";
+  const DaemonRun run = run_daemon(model_yaml(model) + "streams:\n" + stream + kEventsYaml);
+  REQUIRE(run.status.is_ok());
+  const StreamReport& report = run.report("street");
+  CHECK(report.dropped == 0);
+  REQUIRE(run.events.size() == static_cast<size_t>(report.processed));
+
+  // Per track: the processed frames it labelled, first and last.
+  std::map<int64_t, std::pair<int64_t, int64_t>> spans;
+  std::map<int64_t, int> sightings;
+  int people = 0, labelled = 0;
+  for (const nlohmann::json& event : run.events) {
+    const int64_t frame = event.at("frame").get<int64_t>() / 3;
+    std::set<int64_t> in_frame;
+    for (const nlohmann::json& detection : event.at("detections")) {
+      if (detection.at("score").get<double>() < 0.5) continue;
+      ++people;
+      if (!detection.contains("track_id")) continue;
+      ++labelled;
+      const int64_t id = detection.at("track_id").get<int64_t>();
+      CHECK(in_frame.insert(id).second);  // one detection per track and frame
+      auto [it, fresh] = spans.try_emplace(id, frame, frame);
+      it->second.second = frame;
+      ++sightings[id];
+    }
+  }
+  int long_tracks = 0;
+  for (const auto& [id, span] : spans) long_tracks += span.second - span.first >= 30 ? 1 : 0;
+  MESSAGE(people, " confident people, ", labelled, " with a track id, ", spans.size(), " tracks, ", long_tracks,
+          " of them over 3 s");
+  // The clip's pedestrians walk for many seconds in view: most sightings continue a track, few
+  // tracks are needed for them, and several tracks last over 3 s (30 processed frames).
+  CHECK(labelled >= people * 8 / 10);
+  CHECK(static_cast<int>(spans.size()) * 8 <= labelled);
+  CHECK(long_tracks >= 5);
 }
 
 TEST_CASE("the daemon's detections match edgefuse detect on the same decoded frames") {

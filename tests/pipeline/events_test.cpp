@@ -54,14 +54,16 @@ TEST_CASE("event_to_json writes the documented schema") {
   event.detections.push_back(person);
   Detection unknown = person;
   unknown.class_id = 7;
+  unknown.track_id = 12;  // a confirmed track; the person's is not (-1: no key)
   event.detections.push_back(unknown);
   const std::string json = event_to_json(event, {"person"});
-  CHECK(json ==
-        "{\"type\":\"detections\",\"id\":\"0123456789abcdef-42\",\"stream\":\"door\",\"frame\":42,\"pts_ms\":1400.000,"
-        "\"wall_time\":\"2026-12-02T15:04:05.123Z\","
-        "\"latency_ms\":12.35,\"model\":\"people\",\"width\":1920,\"height\":1080,\"detections\":["
-        "{\"label\":\"person\",\"class_id\":0,\"score\":0.8765,\"box\":[10.50,20.25,110.00,220.00]},"
-        "{\"label\":\"class_7\",\"class_id\":7,\"score\":0.8765,\"box\":[10.50,20.25,110.00,220.00]}]}");
+  CHECK(
+      json ==
+      "{\"type\":\"detections\",\"id\":\"0123456789abcdef-42\",\"stream\":\"door\",\"frame\":42,\"pts_ms\":1400.000,"
+      "\"wall_time\":\"2026-12-02T15:04:05.123Z\","
+      "\"latency_ms\":12.35,\"model\":\"people\",\"width\":1920,\"height\":1080,\"detections\":["
+      "{\"label\":\"person\",\"class_id\":0,\"score\":0.8765,\"box\":[10.50,20.25,110.00,220.00]},"
+      "{\"label\":\"class_7\",\"class_id\":7,\"track_id\":12,\"score\":0.8765,\"box\":[10.50,20.25,110.00,220.00]}]}");
   event.pts_ns = -1;
   event.detections.clear();
   CHECK(event_to_json(event, {}).find("\"pts_ms\":null") != std::string::npos);
