@@ -414,7 +414,11 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
   std::stable_sort(detections.begin(), detections.end(),
                    [](const Detection& a, const Detection& b) { return a.score > b.score; });
   // Frames of a stream reach this model's one worker in order, so the tracker sees them so.
-  if (stream.config.track) stream.tracker.update(detections);
+  if (stream.config.track) {
+    stream.tracker.update(detections);
+    stream.stats.tracks.store(static_cast<int64_t>(stream.tracker.live_tracks()));
+    stream.stats.tracks_started.store(stream.tracker.tracks_started());
+  }
   const double latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - frame.captured_at).count();
   stream.stats.add_latency_ms(latency_ms);
   submit_overlay(stream, frame, detections, latency_ms);

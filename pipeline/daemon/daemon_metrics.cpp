@@ -69,6 +69,8 @@ std::string Daemon::render_metrics() const {
       {"edgefuse_stream_failed_frames_total", "Processed frames whose preprocessing or inference failed.",
        &StreamStats::failed},
       {"edgefuse_stream_events_total", "Detection events written.", &StreamStats::events},
+      {"edgefuse_stream_tracks_started_total", "Object tracks begun (each a new track_id, confirmed or not).",
+       &StreamStats::tracks_started},
   };
   for (const Counter& counter : counters) {
     out.family(counter.name, MetricType::kCounter, counter.help);
@@ -76,6 +78,11 @@ std::string Daemon::render_metrics() const {
       out.sample(counter.name, {{"stream", stream->config.name}},
                  static_cast<double>((stream->stats.*counter.member).load()));
     }
+  }
+  out.family("edgefuse_stream_tracks", MetricType::kGauge, "Objects tracked now (confirmed or not).");
+  for (const auto& stream : streams_) {
+    out.sample("edgefuse_stream_tracks", {{"stream", stream->config.name}},
+               static_cast<double>(stream->stats.tracks.load()));
   }
   out.family("edgefuse_stream_fps", MetricType::kGauge, "Decoded frames per second over the last 5 s.");
   for (const auto& stream : streams_)

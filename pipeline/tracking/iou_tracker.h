@@ -33,8 +33,9 @@ class IouTracker {
   // track_id (-1 while its track is unconfirmed).
   void update(std::span<Detection> detections);
 
-  // Tracks alive now, confirmed or not (for tests).
+  // Tracks alive now, confirmed or not, and tracks begun so far.
   size_t live_tracks() const { return tracks_.size(); }
+  int64_t tracks_started() const { return next_id_ - 1; }
 
  private:
   struct Track {

@@ -77,6 +77,8 @@ TEST_CASE("cameras behind credentials stream, and the credentials appear nowhere
                                      });
     REQUIRE(run.status.is_ok());
     CHECK(http_text.find("edgefuse_stream_frames_total{stream=\"camera\"}") != std::string::npos);
+    CHECK(http_text.find("edgefuse_stream_tracks{stream=\"camera\"}") != std::string::npos);
+    CHECK(http_text.find("edgefuse_stream_tracks_started_total{stream=\"camera\"}") != std::string::npos);
     for (const std::string& secret : secrets) CHECK(http_text.find(secret) == std::string::npos);
     CHECK(run.report("camera").frames_in > 0);  // authenticated: video arrived
     CHECK(!run.events.empty());

@@ -46,6 +46,7 @@ TEST_CASE("tracker: two walkers keep their ids; ids appear once a track is confi
   CHECK(*ids_b.begin() >= 1);
   CHECK(*ids_a.begin() != *ids_b.begin());
   CHECK(tracker.live_tracks() == 2);
+  CHECK(tracker.tracks_started() == 2);
 }
 
 TEST_CASE("tracker: the predicted box follows an object that speeds up past the boxes' overlap") {
