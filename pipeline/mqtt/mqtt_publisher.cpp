@@ -100,13 +100,13 @@ Status MqttPublisher::publish(std::string_view stream, std::string_view payload)
 
 MqttCounters MqttPublisher::counters() const {
   MqttCounters counters;
+  counters.spool_depth = spool_->depth();  // first: see on_publish
   counters.connected = connected_.load();
   counters.published = published_.load();
   counters.acknowledged = acknowledged_.load();
   counters.republished = republished_.load();
   counters.replayed = replayed_.load();
   counters.reconnects = reconnects_.load();
-  counters.spool_depth = spool_->depth();
   counters.spool_bytes = spool_->bytes();
   counters.spool_dropped = spool_->dropped();
   std::lock_guard<std::mutex> lock(error_mutex_);
@@ -328,8 +328,10 @@ void MqttPublisher::on_publish(mosquitto* /*client*/, void* self_pointer, int me
   if (found == self->inflight_.end()) return;
   const uint64_t sequence = found->second;
   self->inflight_.erase(found);
-  if (Status acked = self->spool_->acknowledge(sequence); !acked.is_ok()) self->log(acked.to_string());
+  // Counted before the spool lets the event go, so that whoever sees the spool empty (counters()
+  // reads its depth first) also sees every acknowledgement.
   ++self->acknowledged_;
+  if (Status acked = self->spool_->acknowledge(sequence); !acked.is_ok()) self->log(acked.to_string());
   { std::lock_guard<std::mutex> lock(self->flush_mutex_); }
   self->flushed_.notify_all();
 }
