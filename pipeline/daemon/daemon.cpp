@@ -74,9 +74,7 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
   Result<std::vector<int>> classes = model.runner->class_ids(config.classes);
   if (!classes.is_ok()) return classes.status().with_context(make_message("stream '", config.name, "'"));
   stream->class_filter = std::move(*classes);
-  stream->tracker = IouTracker(IouTrackerOptions{.min_iou = static_cast<float>(config.track_iou),
-                                                 .max_age = config.track_max_age,
-                                                 .min_hits = config.track_min_hits});
+  stream->tracker = IouTracker(stream_tracker_options(config));
   EF_ASSIGN_OR_RETURN(VideoSourceOptions options, stream_source_options(config));
   // Built once now so that a pipeline GStreamer cannot build is the config's error, not a stream failure.
   EF_ASSIGN_OR_RETURN(std::unique_ptr<VideoSource> probe, VideoSource::create(options, [](DecodedFrame) {}));

@@ -18,4 +18,10 @@ Result<VideoSourceOptions> stream_source_options(const StreamConfig& config) {
   return options;
 }
 
+IouTrackerOptions stream_tracker_options(const StreamConfig& config) {
+  return IouTrackerOptions{.min_iou = static_cast<float>(config.track_iou),
+                           .max_age = config.track_max_age,
+                           .min_hits = config.track_min_hits};
+}
+
 }  // namespace edgefuse

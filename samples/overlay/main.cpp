@@ -206,9 +206,7 @@ Status run(const AppOptions& o) {
     EF_ASSIGN_OR_RETURN(class_filter, runner->class_ids(stream.classes));
   }
   // Track ids drawn beside the labels, as the daemon gives them (the stream's track settings).
-  IouTracker tracker(IouTrackerOptions{.min_iou = static_cast<float>(stream.track_iou),
-                                       .max_age = stream.track_max_age,
-                                       .min_hits = stream.track_min_hits});
+  IouTracker tracker(stream_tracker_options(stream));
 
   OverlayOptions overlay;
   overlay.stream_name = stream.name;
