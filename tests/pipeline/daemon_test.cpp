@@ -1,6 +1,7 @@
 // The daemon end to end on the real 1080p30 clip and YOLOX-nano: events for every processed frame,
-// exact accounting, the same detections as `edgefuse detect` on the decoded frame, batching across
-// streams, RTSP from a loopback server, and broken streams beside a good one.
+// exact accounting, track ids that follow the pedestrians, the same detections as `edgefuse detect`
+// on the decoded frame, batching across streams, RTSP from a loopback server, and broken streams
+// beside a good one.
 #include <doctest/doctest.h>
 
 #include <cmath>
