@@ -24,6 +24,7 @@ struct Detection {
   int class_id = 0;
   std::vector<Keypoint> keypoints;  // BlazeFace: 6 face landmarks; empty for other families
   int64_t track_id = -1;            // the stream's track of this object (pipeline/tracking); -1: none
+  uint32_t zone_mask = 0;           // bit i: it stands in its stream's zone i (pipeline/zones)
 };
 
 }  // namespace edgefuse

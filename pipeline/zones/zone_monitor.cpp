@@ -1,0 +1,125 @@
+#include "pipeline/zones/zone_monitor.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "runtime/status.h"
+
+namespace edgefuse {
+namespace {
+
+bool watches(const std::vector<int>& class_ids, int class_id) {
+  return class_ids.empty() || std::find(class_ids.begin(), class_ids.end(), class_id) != class_ids.end();
+}
+
+}  // namespace
+
+const char* crossing_direction_name(CrossingDirection direction) {
+  return direction == CrossingDirection::kForward ? "forward" : "backward";
+}
+
+ZoneMonitor::ZoneMonitor(std::vector<Zone> zones, std::vector<CountingLine> lines, int max_age)
+    : zones_(std::move(zones)), lines_(std::move(lines)), max_age_(max_age) {
+  EF_ASSERT(zones_.size() <= kMaxZones && lines_.size() <= kMaxLines, "too many zones or lines");
+  for (const Zone& zone : zones_) EF_ASSERT(zone.polygon.size() >= 3, "zone ", zone.name, " has under 3 points");
+  totals_.occupancy.assign(zones_.size(), 0);
+  totals_.entries.assign(zones_.size(), 0);
+  totals_.crossings.assign(lines_.size(), {0, 0});
+}
+
+ZoneMonitor::ZoneMonitor(ZoneMonitor&& other) noexcept {
+  *this = std::move(other);
+}
+
+ZoneMonitor& ZoneMonitor::operator=(ZoneMonitor&& other) noexcept {
+  if (this == &other) return *this;
+  const std::scoped_lock lock(totals_mutex_, other.totals_mutex_);
+  zones_ = std::move(other.zones_);
+  lines_ = std::move(other.lines_);
+  max_age_ = other.max_age_;
+  frame_ = other.frame_;
+  tracks_ = std::move(other.tracks_);
+  totals_ = std::move(other.totals_);
+  return *this;
+}
+
+ZoneActivity ZoneMonitor::update(std::span<Detection> detections, int width, int height) {
+  ZoneActivity activity;
+  activity.occupancy.assign(zones_.size(), 0);
+  ++frame_;
+  for (Detection& detection : detections) {
+    detection.zone_mask = 0;
+    if (width <= 0 || height <= 0) continue;
+    const Point anchor = anchor_point(detection.box, width, height);
+    for (size_t z = 0; z < zones_.size(); ++z) {
+      if (!watches(zones_[z].class_ids, detection.class_id) || !polygon_contains(zones_[z].polygon, anchor)) continue;
+      detection.zone_mask |= 1u << z;
+      ++activity.occupancy[z];
+    }
+    if (detection.track_id >= 0) follow_track(detection, anchor, activity);
+  }
+  expire_tracks(activity);
+
+  const std::lock_guard lock(totals_mutex_);
+  totals_.occupancy = activity.occupancy;
+  for (const ZoneTransition& t : activity.transitions) totals_.entries[t.zone] += t.entered ? 1 : 0;
+  for (const LineCrossing& c : activity.crossings) ++totals_.crossings[c.line][static_cast<size_t>(c.direction)];
+  return activity;
+}
+
+void ZoneMonitor::follow_track(const Detection& detection, Point anchor, ZoneActivity& activity) {
+  TrackState& track = tracks_[detection.track_id];
+  track.last_seen = frame_;
+  track.class_id = detection.class_id;
+  // Leaving before entering, as a walker from one zone into the next does.
+  for (const bool entered : {false, true}) {
+    const uint32_t changed = entered ? detection.zone_mask & ~track.inside : track.inside & ~detection.zone_mask;
+    for (size_t z = 0; z < zones_.size(); ++z) {
+      if ((changed >> z & 1u) == 0) continue;
+      activity.transitions.push_back(
+          {.zone = z, .entered = entered, .track_id = detection.track_id, .class_id = detection.class_id});
+    }
+  }
+  track.inside = detection.zone_mask;
+
+  track.lines.resize(lines_.size());
+  for (size_t l = 0; l < lines_.size(); ++l) {
+    const CountingLine& line = lines_[l];
+    if (!watches(line.class_ids, detection.class_id)) continue;
+    const int side = side_of_line(line.from, line.to, anchor);
+    if (side == 0) continue;  // on the line: wait to see which way it goes
+    LineSide& last = track.lines[l];
+    if (last.side != 0 && last.side != side && move_crosses_segment(last.where, anchor, line.from, line.to)) {
+      activity.crossings.push_back(
+          {.line = l,
+           .direction = side > 0 ? CrossingDirection::kForward : CrossingDirection::kBackward,
+           .track_id = detection.track_id,
+           .class_id = detection.class_id});
+    }
+    last = {side, anchor};
+  }
+}
+
+void ZoneMonitor::expire_tracks(ZoneActivity& activity) {
+  std::vector<int64_t> expired;
+  for (const auto& [id, track] : tracks_) {
+    if (frame_ - track.last_seen > max_age_) expired.push_back(id);
+  }
+  std::sort(expired.begin(), expired.end());  // the map's order is arbitrary; events are not
+  for (const int64_t id : expired) {
+    const TrackState& track = tracks_.at(id);
+    for (size_t z = 0; z < zones_.size(); ++z) {
+      if ((track.inside >> z & 1u) != 0) {
+        activity.transitions.push_back({.zone = z, .entered = false, .track_id = id, .class_id = track.class_id});
+      }
+    }
+    tracks_.erase(id);
+  }
+}
+
+ZoneTotals ZoneMonitor::totals() const {
+  const std::lock_guard lock(totals_mutex_);
+  return totals_;
+}
+
+}  // namespace edgefuse
