@@ -90,11 +90,10 @@ void ZoneMonitor::follow_track(const Detection& detection, Point anchor, ZoneAct
     if (side == 0) continue;  // on the line: wait to see which way it goes
     LineSide& last = track.lines[l];
     if (last.side != 0 && last.side != side && move_crosses_segment(last.where, anchor, line.from, line.to)) {
-      activity.crossings.push_back(
-          {.line = l,
-           .direction = side > 0 ? CrossingDirection::kForward : CrossingDirection::kBackward,
-           .track_id = detection.track_id,
-           .class_id = detection.class_id});
+      activity.crossings.push_back({.line = l,
+                                    .direction = side > 0 ? CrossingDirection::kForward : CrossingDirection::kBackward,
+                                    .track_id = detection.track_id,
+                                    .class_id = detection.class_id});
     }
     last = {side, anchor};
   }

@@ -70,8 +70,8 @@ struct ZoneActivity {
 
 // Running totals, for metrics and the overlay.
 struct ZoneTotals {
-  std::vector<int> occupancy;        // on the last processed frame
-  std::vector<int64_t> entries;      // per zone
+  std::vector<int> occupancy;                     // on the last processed frame
+  std::vector<int64_t> entries;                   // per zone
   std::vector<std::array<int64_t, 2>> crossings;  // per line: forward, backward
 };
 

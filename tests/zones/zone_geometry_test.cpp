@@ -50,9 +50,9 @@ TEST_CASE("zone geometry: sides of a line and moves across a segment") {
   CHECK(side_of_line(a, b, {0.5, 0.3}) == -1);
   CHECK(side_of_line(a, b, {0.9, 0.5}) == 0);
   CHECK(move_crosses_segment({0.5, 0.3}, {0.5, 0.7}, a, b));
-  CHECK(move_crosses_segment({0.2, 0.3}, {0.2, 0.7}, a, b));  // through the end point
+  CHECK(move_crosses_segment({0.2, 0.3}, {0.2, 0.7}, a, b));        // through the end point
   CHECK_FALSE(move_crosses_segment({0.9, 0.3}, {0.9, 0.7}, a, b));  // beside the segment
   // Diagonal moves: the meeting point decides, not where the move starts or ends.
-  CHECK(move_crosses_segment({0.0, 0.3}, {0.4, 0.7}, a, b));  // meets at x = 0.2
+  CHECK(move_crosses_segment({0.0, 0.3}, {0.4, 0.7}, a, b));        // meets at x = 0.2
   CHECK_FALSE(move_crosses_segment({0.0, 0.4}, {0.3, 0.7}, a, b));  // meets at x = 0.1
 }

@@ -81,8 +81,8 @@ TEST_CASE("zones: moves beside the segment, untracked objects and other classes 
   ZoneMonitor monitor = halves_and_middle(3, {0});
   int crossings = 0;
   for (const double x : {0.7, 0.3, 0.7}) {
-    crossings += static_cast<int>(step(monitor, {standing_at(x, 0.95, 1)}).crossings.size());  // below its end
-    crossings += static_cast<int>(step(monitor, {standing_at(x, 0.5, -1)}).crossings.size());  // no track yet
+    crossings += static_cast<int>(step(monitor, {standing_at(x, 0.95, 1)}).crossings.size());    // below its end
+    crossings += static_cast<int>(step(monitor, {standing_at(x, 0.5, -1)}).crossings.size());    // no track yet
     crossings += static_cast<int>(step(monitor, {standing_at(x, 0.5, 2, 1)}).crossings.size());  // class 1
   }
   CHECK(crossings == 0);
