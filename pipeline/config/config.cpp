@@ -26,17 +26,20 @@ const SectionSpec& section(std::string_view key) {
   return *found;
 }
 
-// The section's node when present and of the right shape; problems are reported.
-const YamlNode* find_section(const YamlNode& root, const SectionSpec& spec, ReadContext& context) {
-  const YamlNode* node = root.find(spec.key);
+// The section's node in `parent` (at `parent_path`) when present and of the right shape; problems are reported.
+const YamlNode* find_section(const YamlNode& parent, const SectionSpec& spec, ReadContext& context,
+                             std::string_view parent_path = "") {
+  const YamlNode* node = parent.find(spec.key);
   if (node == nullptr) {
-    if (spec.required) context.diagnostics.add("", root.line, make_message("missing required key \"", spec.key, '"'));
+    if (spec.required) {
+      context.diagnostics.add(parent_path, parent.line, make_message("missing required key \"", spec.key, '"'));
+    }
     return nullptr;
   }
   const bool shape_ok = spec.is_list ? node->kind == YamlNode::Kind::kSequence && !node->children.empty()
                                      : node->kind == YamlNode::Kind::kMapping;
   if (!shape_ok) {
-    context.diagnostics.add(spec.key, node->line,
+    context.diagnostics.add(config::child_path(parent_path, spec.key), node->line,
                             make_message("expected ", spec.is_list ? "a non-empty list of mappings" : "a mapping",
                                          ", got ", config::describe_found(*node)));
     return nullptr;
@@ -44,20 +47,41 @@ const YamlNode* find_section(const YamlNode& root, const SectionSpec& spec, Read
   return node;
 }
 
+// A sequence of mappings `list` at `path`, each read by `fields` (keys in `other_keys` left for
+// `read_nested`, called with the item's node, path and target).
+template <typename Target, typename ReadNested>
+void read_mappings(const YamlNode& list, std::string_view path, std::span<const FieldSpec<Target>> fields,
+                   ReadContext& context, std::vector<Target>& out, std::span<const std::string_view> other_keys,
+                   ReadNested&& read_nested) {
+  for (size_t i = 0; i < list.children.size(); ++i) {
+    const YamlNode& item = list.children[i];
+    const std::string item_path = make_message(path, '[', i, ']');
+    Target& target = out.emplace_back();
+    if (item.kind != YamlNode::Kind::kMapping) {
+      context.diagnostics.add(item_path, item.line, "expected a mapping of keys, got " + config::describe_found(item));
+      continue;
+    }
+    config::read_fields(item, fields, item_path, context, target, other_keys);
+    read_nested(item, item_path, target);
+  }
+}
+
 template <typename Target>
 void read_list_section(const YamlNode& root, std::string_view key, std::span<const FieldSpec<Target>> fields,
                        ReadContext& context, std::vector<Target>& out) {
   const YamlNode* list = find_section(root, section(key), context);
   if (list == nullptr) return;
-  for (size_t i = 0; i < list->children.size(); ++i) {
-    const YamlNode& item = list->children[i];
-    const std::string path = make_message(key, '[', i, ']');
-    Target& target = out.emplace_back();
-    if (item.kind != YamlNode::Kind::kMapping) {
-      context.diagnostics.add(path, item.line, "expected a mapping of keys, got " + config::describe_found(item));
-      continue;
-    }
-    config::read_fields(item, fields, path, context, target);
+  read_mappings(*list, key, fields, context, out, {}, [](const YamlNode&, std::string_view, Target&) {});
+}
+
+// A stream's zones and lines.
+void read_stream_regions(const YamlNode& stream, std::string_view path, ReadContext& context, StreamConfig& out) {
+  for (const SectionSpec& spec : config::stream_sections()) {
+    const YamlNode* list = find_section(stream, spec, context, path);
+    if (list == nullptr) continue;
+    const bool zones = spec.key == "zones";
+    read_mappings(*list, config::child_path(path, spec.key), zones ? config::zone_fields() : config::line_fields(),
+                  context, zones ? out.zones : out.lines, {}, [](const YamlNode&, std::string_view, RegionConfig&) {});
   }
 }
 
@@ -77,7 +101,14 @@ Result<DaemonConfig> parse_config(std::string_view yaml_text, const std::filesys
   for (const SectionSpec& spec : config::sections()) section_keys.push_back(spec.key);
   config::read_fields(root, config::top_level_fields(), "", context, result, section_keys);
   read_list_section(root, "models", config::model_fields(), context, result.models);
-  read_list_section(root, "streams", config::stream_fields(), context, result.streams);
+  if (const YamlNode* streams = find_section(root, section("streams"), context)) {
+    std::vector<std::string_view> region_keys;
+    for (const SectionSpec& spec : config::stream_sections()) region_keys.push_back(spec.key);
+    read_mappings(*streams, "streams", config::stream_fields(), context, result.streams, region_keys,
+                  [&](const YamlNode& item, std::string_view path, StreamConfig& stream) {
+                    read_stream_regions(item, path, context, stream);
+                  });
+  }
   if (const YamlNode* events = find_section(root, section("events"), context)) {
     config::read_fields(*events, config::events_fields(), "events", context, result.events);
   }

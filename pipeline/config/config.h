@@ -35,6 +35,20 @@ struct ModelConfig {
   bool operator==(const ModelConfig&) const = default;
 };
 
+// A point in fractions of a frame: x of its width, y of its height, both in [0, 1], y down.
+struct FramePoint {
+  double x = 0, y = 0;
+  bool operator==(const FramePoint&) const = default;
+};
+
+// A zone (a polygon) or a counting line (two points) of a stream; see pipeline/zones/zone_monitor.h.
+struct RegionConfig {
+  std::string name;                  // unique among its stream's zones and lines, [A-Za-z0-9_.-]+
+  std::vector<FramePoint> points;    // zones 3..64 enclosing some area; lines 2, apart
+  std::vector<std::string> classes;  // class names it watches; empty = every class the stream reports
+  bool operator==(const RegionConfig&) const = default;
+};
+
 struct StreamConfig {
   std::string name;  // unique, [A-Za-z0-9_.-]+ (it appears in events and metrics)
   // After parsing one of: file:///ABS (a plain path in the config is resolved against its folder and
@@ -66,6 +80,9 @@ struct StreamConfig {
   double track_iou = 0.3;  // overlap with a track's predicted box that matches, 0.05..0.95
   int track_max_age = 15;  // processed frames a track survives unmatched, 1..300
   int track_min_hits = 2;  // matched frames before a track labels its detections, 1..30
+  // Zones (occupancy, enter/leave) and counting lines (crossings; they need track) over the detections.
+  std::vector<RegionConfig> zones;  // at most 32
+  std::vector<RegionConfig> lines;  // at most 32
   // Overlay output for this stream (pipeline/overlay): an MP4 file and/or a live MJPEG view.
   std::string overlay_file;  // absolute after parsing; empty = none
   int overlay_port = 0;      // live view on http://<http.address>:PORT/, 0 = none

@@ -1,6 +1,7 @@
 #include "pipeline/config/cross_checks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <vector>
 
@@ -34,6 +35,20 @@ void check_unique_names(const std::vector<Item>& items, std::string_view list, s
   }
 }
 
+// Limits: a zone is one bit of Detection::zone_mask; an outline enclosing under a millionth of
+// the frame is a typo (points on one line), not a zone.
+constexpr size_t kMaxRegionsPerKind = 32;
+constexpr double kMinZoneArea = 1e-6;
+
+// Shoelace formula, in frame fractions.
+double zone_area(const std::vector<FramePoint>& points) {
+  double twice = 0;
+  for (size_t i = 0, j = points.size() - 1; i < points.size(); j = i++) {
+    twice += points[j].x * points[i].y - points[i].x * points[j].y;
+  }
+  return std::abs(twice) / 2;
+}
+
 bool scheme_listed(std::string_view schemes, std::string_view scheme) {
   while (true) {
     const size_t bar = schemes.find('|');
@@ -64,6 +79,42 @@ void check_stream(const StreamConfig& stream, size_t index, std::span<const std:
   }
 }
 
+// Counts, names unique across both lists, shapes with extent, and lines only with tracking.
+void check_regions(const StreamConfig& stream, size_t index, ReadContext& context) {
+  const std::string stream_path = make_message("streams[", index, ']');
+  std::map<std::string_view, std::string> first_path;
+  for (const bool zones : {true, false}) {
+    const std::vector<RegionConfig>& regions = zones ? stream.zones : stream.lines;
+    const std::string list = make_message(stream_path, zones ? ".zones" : ".lines");
+    if (regions.size() > kMaxRegionsPerKind) {
+      context.diagnostics.add(
+          list, line_of(context, list + "[0].name"),
+          make_message(regions.size(), zones ? " zones" : " lines", "; at most ", kMaxRegionsPerKind, " per stream"));
+    }
+    if (!zones && !regions.empty() && !stream.track) {
+      context.diagnostics.add(list, line_of(context, list + "[0].name"),
+                              "counting lines follow tracked objects: they need track: true");
+    }
+    for (size_t i = 0; i < regions.size(); ++i) {
+      const RegionConfig& region = regions[i];
+      const std::string name_path = item_path(list, i, "name"), points_path = item_path(list, i, "points");
+      const auto [first, inserted] = first_path.emplace(region.name, name_path);
+      if (!inserted) {
+        context.diagnostics.add(name_path, line_of(context, name_path),
+                                make_message("duplicate zone or line name \"", region.name, "\"; first defined at ",
+                                             first->second, " (line ", line_of(context, first->second), ")"));
+      }
+      if (zones && region.points.size() >= 3 && zone_area(region.points) < kMinZoneArea) {
+        context.diagnostics.add(points_path, line_of(context, points_path),
+                                "the zone's points enclose no area (they lie on one line)");
+      }
+      if (!zones && region.points.size() == 2 && region.points[0] == region.points[1]) {
+        context.diagnostics.add(points_path, line_of(context, points_path), "the line's two points are the same");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void check_cross_references(const DaemonConfig& config, ReadContext& context) {
@@ -75,7 +126,10 @@ void check_cross_references(const DaemonConfig& config, ReadContext& context) {
       model_names.push_back(model.name);
     }
   }
-  for (size_t i = 0; i < config.streams.size(); ++i) check_stream(config.streams[i], i, model_names, context);
+  for (size_t i = 0; i < config.streams.size(); ++i) {
+    check_stream(config.streams[i], i, model_names, context);
+    check_regions(config.streams[i], i, context);
+  }
 }
 
 }  // namespace edgefuse::config

@@ -157,8 +157,43 @@ class ValueReader {
     out = std::move(items);
   }
 
+  void read(std::vector<FramePoint>& out) {
+    EF_ASSERT(rule_.type == ValueType::kPointList, "key ", rule_.key, " is not a point list type");
+    const auto count = static_cast<double>(node_.children.size());
+    if (node_.kind != Kind::kSequence || count < rule_.range.min || count > rule_.range.max) return mismatch();
+    std::vector<FramePoint> points;
+    for (size_t i = 0; i < node_.children.size(); ++i) {
+      const YamlNode& item = node_.children[i];
+      std::optional<double> x, y;
+      if (item.kind == Kind::kSequence && item.children.size() == 2) {
+        x = fraction(item.children[0]);
+        y = fraction(item.children[1]);
+      }
+      if (!x || !y) {
+        context_.diagnostics.add(make_message(path_, '[', i, ']'), item.line,
+                                 "expected [x, y] with x and y numbers in 0..1 (fractions of the frame's width "
+                                 "and height), got " +
+                                     describe_found(item));
+        continue;
+      }
+      points.push_back({*x, *y});
+    }
+    out = std::move(points);
+  }
+
  private:
   bool plain_scalar() const { return node_.kind == Kind::kScalar && node_.plain; }
+
+  // A plain decimal number in [0, 1].
+  static std::optional<double> fraction(const YamlNode& node) {
+    std::string_view text = node.scalar;
+    if (node.kind != Kind::kScalar || !node.plain || !is_decimal_number(text, true)) return std::nullopt;
+    if (text.starts_with('+')) text.remove_prefix(1);
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc{} || end != text.data() + text.size() || !(value >= 0 && value <= 1)) return std::nullopt;
+    return value;
+  }
 
   void mismatch() {
     const std::string found = rule_.secret && node_.kind == Kind::kScalar ? "a value (hidden)" : describe_found(node_);
@@ -258,5 +293,7 @@ template void read_fields(const YamlNode&, std::span<const FieldSpec<MqttConfig>
                           MqttConfig&, std::span<const std::string_view>);
 template void read_fields(const YamlNode&, std::span<const FieldSpec<HttpConfig>>, std::string_view, ReadContext&,
                           HttpConfig&, std::span<const std::string_view>);
+template void read_fields(const YamlNode&, std::span<const FieldSpec<RegionConfig>>, std::string_view, ReadContext&,
+                          RegionConfig&, std::span<const std::string_view>);
 
 }  // namespace edgefuse::config

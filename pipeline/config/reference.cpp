@@ -27,6 +27,8 @@ std::string default_text(const FieldSpec<Target>& field) {
           return text.empty() ? "(none)" : "\"" + text + "\"";
         } else if constexpr (std::is_same_v<Value, std::vector<std::string>>) {
           return value.empty() ? "[] (all)" : "(list)";
+        } else if constexpr (std::is_same_v<Value, std::vector<FramePoint>>) {
+          return "(none)";
         } else {
           return make_message(value);
         }
@@ -67,6 +69,16 @@ void write_fields(std::ostringstream& out, std::string_view prefix, std::span<co
   for (const FieldSpec<Target>& field : fields) write_key(out, prefix, field.rule, default_text(field));
 }
 
+void write_sections(std::ostringstream& out, std::string_view prefix, std::span<const config::SectionSpec> sections) {
+  for (const config::SectionSpec& section : sections) {
+    out << prefix << section.key << '\n'
+        << "    type:     " << (section.is_list ? "non-empty list of mappings (keys below)" : "mapping (keys below)")
+        << '\n'
+        << "    " << (section.required ? "required" : "optional") << '\n';
+    write_wrapped(out, section.description);
+  }
+}
+
 }  // namespace
 
 std::string config_reference() {
@@ -79,18 +91,17 @@ std::string config_reference() {
          "paths are resolved against the config file's folder.\n"
          "\n"
          "== top level ==\n\n";
-  for (const config::SectionSpec& section : config::sections()) {
-    out << section.key << '\n'
-        << "    type:     " << (section.is_list ? "non-empty list of mappings (keys below)" : "mapping (keys below)")
-        << '\n'
-        << "    " << (section.required ? "required" : "optional") << '\n';
-    write_wrapped(out, section.description);
-  }
+  write_sections(out, "", config::sections());
   write_fields(out, "", config::top_level_fields());
   out << "== models[]: each entry of models ==\n\n";
   write_fields(out, "models[].", config::model_fields());
   out << "== streams[]: each entry of streams ==\n\n";
+  write_sections(out, "streams[].", config::stream_sections());
   write_fields(out, "streams[].", config::stream_fields());
+  out << "== streams[].zones[]: each zone of a stream ==\n\n";
+  write_fields(out, "streams[].zones[].", config::zone_fields());
+  out << "== streams[].lines[]: each counting line of a stream ==\n\n";
+  write_fields(out, "streams[].lines[].", config::line_fields());
   out << "== events ==\n\n";
   write_fields(out, "events.", config::events_fields());
   out << "== mqtt ==\n\n";

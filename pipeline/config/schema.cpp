@@ -262,6 +262,56 @@ const std::array kStreamFields = {
                             &StreamConfig::overlay_port},
 };
 
+const std::array kStreamSections = {
+    SectionSpec{.key = "zones",
+                .is_list = true,
+                .description = "Areas of the image: each detection lists the zones it stands in (the bottom "
+                               "centre of its box), events count the objects in each zone, and tracked "
+                               "objects entering and leaving a zone are reported. At most 32."},
+    SectionSpec{.key = "lines",
+                .is_list = true,
+                .description = "Counting lines: a tracked object whose box's bottom centre crosses the segment "
+                               "is reported with its direction. Needs track: true. At most 32."},
+};
+
+constexpr std::string_view kRegionNameDescription =
+    "Unique among the stream's zones and lines; names it in events and metrics.";
+constexpr std::string_view kRegionClassesDescription =
+    "Only objects of these class names count here; empty or absent: every class the stream reports.";
+
+const std::array kZoneFields = {
+    FieldSpec<RegionConfig>{{.key = "name", .type = kName, .required = true, .description = kRegionNameDescription},
+                            &RegionConfig::name},
+    FieldSpec<RegionConfig>{{.key = "points",
+                             .type = kPointList,
+                             .required = true,
+                             .range = {3, 64},
+                             .description = "The zone's outline, corner by corner, in fractions of the frame "
+                                            "([0, 0] top left, [1, 1] bottom right), so it holds at any "
+                                            "resolution. A concave or self-crossing outline is fine (even-odd "
+                                            "rule); one with no area is not."},
+                            &RegionConfig::points},
+    FieldSpec<RegionConfig>{{.key = "classes", .type = kStringList, .description = kRegionClassesDescription},
+                            &RegionConfig::classes},
+};
+
+const std::array kLineFields = {
+    FieldSpec<RegionConfig>{{.key = "name", .type = kName, .required = true, .description = kRegionNameDescription},
+                            &RegionConfig::name},
+    FieldSpec<RegionConfig>{{.key = "points",
+                             .type = kPointList,
+                             .required = true,
+                             .range = {2, 2},
+                             .description = "The segment's two ends in fractions of the frame. A crossing is "
+                                            "forward when the object goes from the line's left to its right "
+                                            "as seen walking from the first point to the second: drawn left "
+                                            "to right, moving down the image is forward; drawn top to bottom, "
+                                            "moving left is."},
+                            &RegionConfig::points},
+    FieldSpec<RegionConfig>{{.key = "classes", .type = kStringList, .description = kRegionClassesDescription},
+                            &RegionConfig::classes},
+};
+
 const std::array kEventsFields = {
     FieldSpec<EventsConfig>{{.key = "path",
                              .type = kOutputFile,
@@ -387,6 +437,15 @@ std::span<const FieldSpec<MqttConfig>> mqtt_fields() {
 std::span<const FieldSpec<HttpConfig>> http_fields() {
   return kHttpFields;
 }
+std::span<const SectionSpec> stream_sections() {
+  return kStreamSections;
+}
+std::span<const FieldSpec<RegionConfig>> zone_fields() {
+  return kZoneFields;
+}
+std::span<const FieldSpec<RegionConfig>> line_fields() {
+  return kLineFields;
+}
 
 std::string describe_expectation(const KeyRule& rule) {
   const std::string range = make_message(format_number(rule.range.min), "..", format_number(rule.range.max),
@@ -414,6 +473,11 @@ std::string describe_expectation(const KeyRule& rule) {
       return "true or false";
     case kStringList:
       return "list of strings";
+    case kPointList:
+      return rule.range.min == rule.range.max
+                 ? make_message("list of ", format_number(rule.range.min), " [x, y] points, x and y in 0..1")
+                 : make_message("list of ", format_number(rule.range.min), "..", format_number(rule.range.max),
+                                " [x, y] points, x and y in 0..1");
   }
   return "value";
 }

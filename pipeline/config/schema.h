@@ -27,6 +27,7 @@ enum class ValueType {
   kFloat,       // finite number within KeyRule::range
   kBool,        // true | false
   kStringList,  // sequence of non-empty strings
+  kPointList,   // sequence of [x, y] frame fractions, x and y in 0..1; KeyRule::range bounds the count
 };
 
 struct NumberRange {
@@ -40,7 +41,7 @@ struct KeyRule {
   std::string_view key;  // kebab-case, as written in YAML
   ValueType type = ValueType::kString;
   bool required = false;
-  NumberRange range{};
+  NumberRange range{};               // kInt, kFloat: the value; kPointList: how many points
   std::string_view choices;          // kChoice: "cpu|cuda|auto"
   std::string_view only_for_scheme;  // streams: the key is an error unless the uri scheme is one of "rtsp|rtsps"
   std::string_view description;
@@ -49,7 +50,7 @@ struct KeyRule {
 
 template <typename Target>
 using MemberRef = std::variant<std::string Target::*, std::filesystem::path Target::*, int Target::*, double Target::*,
-                               bool Target::*, std::vector<std::string> Target::*>;
+                               bool Target::*, std::vector<std::string> Target::*, std::vector<FramePoint> Target::*>;
 
 template <typename Target>
 struct FieldSpec {
@@ -57,7 +58,7 @@ struct FieldSpec {
   MemberRef<Target> member;
 };
 
-// The top-level keys that hold collections of fields.
+// The keys that hold collections of fields: top-level sections, and a stream's zones and lines.
 struct SectionSpec {
   std::string_view key;
   bool is_list = false;  // a non-empty sequence of mappings (else one mapping)
@@ -72,6 +73,9 @@ std::span<const FieldSpec<StreamConfig>> stream_fields();
 std::span<const FieldSpec<EventsConfig>> events_fields();
 std::span<const FieldSpec<MqttConfig>> mqtt_fields();
 std::span<const FieldSpec<HttpConfig>> http_fields();
+std::span<const SectionSpec> stream_sections();  // zones, lines: lists of mappings (possibly empty)
+std::span<const FieldSpec<RegionConfig>> zone_fields();
+std::span<const FieldSpec<RegionConfig>> line_fields();
 
 // "integer in 1..1000", "one of cpu, cuda, auto", ...: what a key expects, for errors and the reference.
 std::string describe_expectation(const KeyRule& rule);

@@ -201,6 +201,48 @@ streams:
       "streams[2].realtime: applies only to file:// and test:// streams; this stream's uri is v4l2:// (line 15)"));
 }
 
+TEST_CASE("zones and lines: point lists, shapes, names and tracking") {
+  const ConfigFolder folder;
+  // Lines 8-10: one region list with one entry.
+  const auto with_region = [](std::string_view list, std::string_view points, std::string_view more = "") {
+    return with_stream_key(list) + "      - name: a\n        points: " + std::string(points) + "\n" + std::string(more);
+  };
+  std::string message = folder.error(with_region("zones:", "[[0, 0], [1, 0]]"));
+  CHECK_MESSAGE(contains(message,
+                         "streams[0].zones[0].points: expected list of 3..64 [x, y] points, x and y in "
+                         "0..1, got a list (line 10)"),
+                message);
+  message = folder.error(with_region("zones:", "[[0, 0], [1.5, 0], [1, 1]]"));
+  CHECK_MESSAGE(contains(message,
+                         "streams[0].zones[0].points[1]: expected [x, y] with x and y numbers in 0..1 "
+                         "(fractions of the frame's width and height), got a list (line 10)"),
+                message);
+  CHECK(contains(folder.error(with_region("zones:", "[[0, 0], [0.5, x], [1, 1]]")),
+                 "zones[0].points[1]: expected [x, y]"));
+  CHECK(
+      contains(folder.error(with_region("zones:", "[[0, 0], [0.5], [1, 1]]")), "zones[0].points[1]: expected [x, y]"));
+  CHECK(contains(folder.error(with_region("zones:", "[[0, 0], [0.5, 0.5], [1, 1]]")),
+                 "streams[0].zones[0].points: the zone's points enclose no area (they lie on one line) (line 10)"));
+  CHECK(contains(folder.error(with_region("lines:", "[[0, 0], [0.5, 0.5], [1, 1]]")),
+                 "streams[0].lines[0].points: expected list of 2 [x, y] points"));
+  CHECK(contains(folder.error(with_region("lines:", "[[0.5, 0.5], [0.5, 0.5]]")),
+                 "streams[0].lines[0].points: the line's two points are the same (line 10)"));
+  CHECK(contains(folder.error(with_region("lines:", "[[0, 0.5], [1, 0.5]]", "    track: false\n")),
+                 "streams[0].lines: counting lines follow tracked objects: they need track: true"));
+  CHECK(contains(folder.error(with_region("zones:", "[[0, 0], [1, 0], [1, 1]]", "        colour: red\n")),
+                 "streams[0].zones[0].colour: unknown key (line 11)"));
+  CHECK(
+      contains(folder.error(with_stream_key("zones: []")), "streams[0].zones: expected a non-empty list of mappings"));
+  CHECK(contains(folder.error(with_stream_key("zone:\n      - name: a")),
+                 "streams[0].zone: unknown key (line 8); did you mean \"zones\"?"));
+  message = folder.error(with_region("zones:", "[[0, 0], [1, 0], [1, 1]]",
+                                     "    lines:\n      - name: a\n        points: [[0, 0.5], [1, 0.5]]\n"));
+  CHECK_MESSAGE(contains(message,
+                         "streams[0].lines[0].name: duplicate zone or line name \"a\"; first defined at "
+                         "streams[0].zones[0].name (line 9) (line 12)"),
+                message);
+}
+
 TEST_CASE("all problems are reported, one a line") {
   const ConfigFolder folder;
   const std::string message = folder.error(R"(models:

@@ -107,6 +107,14 @@ TEST_CASE("the reference text documents every key of the schema") {
                           "streams[].width",
                           "streams[].height",
                           "streams[].framerate",
+                          "streams[].zones",
+                          "streams[].lines",
+                          "streams[].zones[].name",
+                          "streams[].zones[].points",
+                          "streams[].zones[].classes",
+                          "streams[].lines[].name",
+                          "streams[].lines[].points",
+                          "streams[].lines[].classes",
                           "events.path",
                           "events.empty-frames"}) {
     CAPTURE(key);
@@ -114,5 +122,7 @@ TEST_CASE("the reference text documents every key of the schema") {
   }
   CHECK(reference.find("integer in 1..1000") != std::string::npos);  // inference-interval's range
   CHECK(reference.find("one of cpu, cuda, auto") != std::string::npos);
+  CHECK(reference.find("list of 3..64 [x, y] points, x and y in 0..1") != std::string::npos);  // a zone's points
+  CHECK(reference.find("list of 2 [x, y] points, x and y in 0..1") != std::string::npos);      // a line's
   CHECK(reference.find("default:  0.45") != std::string::npos);  // iou-threshold, read from ModelConfig{}
 }
