@@ -75,6 +75,10 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
   if (!classes.is_ok()) return classes.status().with_context(make_message("stream '", config.name, "'"));
   stream->class_filter = std::move(*classes);
   stream->tracker = IouTracker(stream_tracker_options(config));
+  Result<ZoneMonitor> zones = stream_zone_monitor(
+      config, [&](const std::vector<std::string>& names) { return model.runner->class_ids(names); });
+  if (!zones.is_ok()) return zones.status().with_context(make_message("stream '", config.name, "'"));
+  stream->zones = std::move(*zones);
   EF_ASSIGN_OR_RETURN(VideoSourceOptions options, stream_source_options(config));
   // Built once now so that a pipeline GStreamer cannot build is the config's error, not a stream failure.
   EF_ASSIGN_OR_RETURN(std::unique_ptr<VideoSource> probe, VideoSource::create(options, [](DecodedFrame) {}));
@@ -417,10 +421,13 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
     stream.stats.tracks.store(static_cast<int64_t>(stream.tracker.live_tracks()));
     stream.stats.tracks_started.store(stream.tracker.tracks_started());
   }
+  ZoneActivity zone_activity;
+  if (!stream.zones.empty()) zone_activity = stream.zones.update(detections, frame.width(), frame.height());
   const double latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - frame.captured_at).count();
   stream.stats.add_latency_ms(latency_ms);
   submit_overlay(stream, frame, detections, latency_ms);
-  if (detections.empty() && !empty_frame_events_) return;
+  // A frame whose tracks left a zone unseen has no detections but has news.
+  if (detections.empty() && !zone_activity.has_events() && !empty_frame_events_) return;
 
   DetectionEvent event;
   event.stream = stream.config.name;
@@ -432,6 +439,10 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
   event.width = frame.width();
   event.height = frame.height();
   event.detections = std::move(detections);
+  if (!stream.zones.empty()) {
+    event.zones = &stream.zones;
+    event.zone_activity = std::move(zone_activity);
+  }
   event.id = next_event_id();
   if (emit(stream.config.name, event_to_json(event, model.runner->labels()))) stream.stats.events.fetch_add(1);
 }

@@ -84,6 +84,35 @@ std::string Daemon::render_metrics() const {
     out.sample("edgefuse_stream_tracks", {{"stream", stream->config.name}},
                static_cast<double>(stream->stats.tracks.load()));
   }
+  std::vector<std::pair<const std::string*, ZoneTotals>> zone_totals;  // one consistent copy per stream
+  for (const auto& stream : streams_) {
+    if (!stream->zones.empty()) zone_totals.emplace_back(&stream->config.name, stream->zones.totals());
+  }
+  out.family("edgefuse_zone_objects", MetricType::kGauge, "Objects standing in the zone on the last processed frame.");
+  for (const auto& [name, totals] : zone_totals) {
+    for (size_t z = 0; z < totals.occupancy.size(); ++z) {
+      out.sample("edgefuse_zone_objects", {{"stream", *name}, {"zone", totals.zone_names[z]}}, totals.occupancy[z]);
+    }
+  }
+  out.family("edgefuse_zone_entries_total", MetricType::kCounter, "Tracked objects that entered the zone.");
+  for (const auto& [name, totals] : zone_totals) {
+    for (size_t z = 0; z < totals.entries.size(); ++z) {
+      out.sample("edgefuse_zone_entries_total", {{"stream", *name}, {"zone", totals.zone_names[z]}},
+                 static_cast<double>(totals.entries[z]));
+    }
+  }
+  out.family("edgefuse_line_crossings_total", MetricType::kCounter,
+             "Tracked objects that crossed the counting line, by direction (forward, backward).");
+  for (const auto& [name, totals] : zone_totals) {
+    for (size_t l = 0; l < totals.crossings.size(); ++l) {
+      for (const CrossingDirection direction : {CrossingDirection::kForward, CrossingDirection::kBackward}) {
+        out.sample(
+            "edgefuse_line_crossings_total",
+            {{"stream", *name}, {"line", totals.line_names[l]}, {"direction", crossing_direction_name(direction)}},
+            static_cast<double>(totals.crossings[l][static_cast<size_t>(direction)]));
+      }
+    }
+  }
   out.family("edgefuse_stream_fps", MetricType::kGauge, "Decoded frames per second over the last 5 s.");
   for (const auto& stream : streams_)
     out.sample("edgefuse_stream_fps", {{"stream", stream->config.name}}, stream->stats.fps.load());

@@ -11,6 +11,7 @@
 #include "pipeline/daemon/daemon.h"
 #include "pipeline/metrics/histogram.h"
 #include "pipeline/tracking/iou_tracker.h"
+#include "pipeline/zones/zone_monitor.h"
 
 namespace edgefuse {
 
@@ -22,6 +23,7 @@ struct Daemon::Stream {
   int slot = -1;                  // in its model's scheduler
   std::vector<int> class_filter;  // empty: every class
   IouTracker tracker;             // config.track: ids for the detections, updated by the model's worker alone
+  ZoneMonitor zones;              // config.zones and lines, updated by the model's worker alone
   StreamStats stats;
   std::unique_ptr<StreamSupervisor> supervisor;
   bool start_failed = false;

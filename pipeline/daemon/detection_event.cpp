@@ -3,10 +3,49 @@
 #include <cstdio>
 #include <ctime>
 
+#include "models/detect/labels.h"
 #include "pipeline/json/detection_json.h"
 #include "pipeline/json/json_writer.h"
 
 namespace edgefuse {
+namespace {
+
+void write_zone_activity(JsonWriter& json, const ZoneMonitor& zones, const ZoneActivity& activity,
+                         const std::vector<std::string>& labels) {
+  if (!zones.zones().empty()) {
+    json.key("zone_counts").begin_object();
+    for (size_t z = 0; z < zones.zones().size(); ++z) {
+      json.key(zones.zones()[z].name).value(z < activity.occupancy.size() ? activity.occupancy[z] : 0);
+    }
+    json.end_object();
+  }
+  if (!activity.transitions.empty()) {
+    json.key("zone_events").begin_array();
+    for (const ZoneTransition& t : activity.transitions) {
+      json.begin_object();
+      json.key("zone").value(zones.zones()[t.zone].name);
+      json.key("event").value(t.entered ? "enter" : "leave");
+      json.key("track_id").value(t.track_id);
+      json.key("label").value(label_for(labels, t.class_id));
+      json.end_object();
+    }
+    json.end_array();
+  }
+  if (!activity.crossings.empty()) {
+    json.key("line_crossings").begin_array();
+    for (const LineCrossing& c : activity.crossings) {
+      json.begin_object();
+      json.key("line").value(zones.lines()[c.line].name);
+      json.key("direction").value(crossing_direction_name(c.direction));
+      json.key("track_id").value(c.track_id);
+      json.key("label").value(label_for(labels, c.class_id));
+      json.end_object();
+    }
+    json.end_array();
+  }
+}
+
+}  // namespace
 
 std::string format_utc_iso8601(int64_t unix_ns) {
   const int64_t seconds = unix_ns >= 0 ? unix_ns / 1'000'000'000 : (unix_ns - 999'999'999) / 1'000'000'000;
@@ -37,7 +76,9 @@ std::string event_to_json(const DetectionEvent& event, const std::vector<std::st
   json.key("model").value(event.model);
   json.key("width").value(event.width).key("height").value(event.height);
   json.key("detections");
-  write_detections(json, event.detections, labels);
+  write_detections(json, event.detections, labels,
+                   event.zones ? event.zones->zone_names() : std::vector<std::string>{});
+  if (event.zones != nullptr) write_zone_activity(json, *event.zones, event.zone_activity, labels);
   json.end_object();
   return json.str();
 }

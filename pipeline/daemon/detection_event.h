@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/detect/detection.h"
+#include "pipeline/zones/zone_monitor.h"
 
 namespace edgefuse {
 
@@ -19,6 +20,9 @@ struct DetectionEvent {
   double latency_ms = 0;      // glass to event: from the frame's capture/presentation time to now
   int width = 0, height = 0;  // source frame size; boxes are in its pixels
   std::vector<Detection> detections;
+  // The stream's zones and lines (names for zone_mask bits and the activity's indices); null: none.
+  const ZoneMonitor* zones = nullptr;
+  ZoneActivity zone_activity;
 };
 
 // One line of compact JSON (no trailing newline), "type":"detections". Labels name class ids (label_for's

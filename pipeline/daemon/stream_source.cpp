@@ -24,4 +24,25 @@ IouTrackerOptions stream_tracker_options(const StreamConfig& config) {
                            .min_hits = config.track_min_hits};
 }
 
+Result<ZoneMonitor> stream_zone_monitor(const StreamConfig& config, const ClassIdLookup& class_ids) {
+  std::vector<Zone> zones;
+  std::vector<CountingLine> lines;
+  for (const bool is_zone : {true, false}) {
+    for (const RegionConfig& region : is_zone ? config.zones : config.lines) {
+      Result<std::vector<int>> classes = class_ids(region.classes);
+      if (!classes.is_ok()) {
+        return classes.status().with_context(make_message(is_zone ? "zone '" : "line '", region.name, "'"));
+      }
+      std::vector<Point> points;
+      for (const FramePoint& p : region.points) points.push_back({p.x, p.y});
+      if (is_zone) {
+        zones.push_back({region.name, std::move(points), std::move(*classes)});
+      } else {
+        lines.push_back({region.name, points.at(0), points.at(1), std::move(*classes)});
+      }
+    }
+  }
+  return ZoneMonitor(std::move(zones), std::move(lines), config.track_max_age);
+}
+
 }  // namespace edgefuse

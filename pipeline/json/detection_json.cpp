@@ -5,7 +5,7 @@
 namespace edgefuse {
 
 void write_detections(JsonWriter& json, const std::vector<Detection>& detections,
-                      const std::vector<std::string>& labels) {
+                      const std::vector<std::string>& labels, std::span<const std::string> zone_names) {
   json.begin_array();
   for (const Detection& detection : detections) {
     json.begin_object();
@@ -22,6 +22,13 @@ void write_detections(JsonWriter& json, const std::vector<Detection>& detections
       json.key("keypoints").begin_array();
       for (const Keypoint& point : detection.keypoints)
         json.begin_array().value(point.x, 2).value(point.y, 2).end_array();
+      json.end_array();
+    }
+    if (detection.zone_mask != 0) {
+      json.key("zones").begin_array();
+      for (size_t z = 0; z < zone_names.size(); ++z) {
+        if ((detection.zone_mask >> z & 1u) != 0) json.value(zone_names[z]);
+      }
       json.end_array();
     }
     json.end_object();

@@ -1,5 +1,7 @@
 #include "pipeline/zones/zone_geometry.h"
 
+#include <algorithm>
+
 namespace edgefuse {
 namespace {
 
@@ -10,7 +12,11 @@ double cross(Point a, Point b, Point p) {
 }  // namespace
 
 Point anchor_point(const Box& box, int width, int height) {
-  return {(static_cast<double>(box.x1) + box.x2) * 0.5 / width, static_cast<double>(box.y2) / height};
+  // Kept inside the frame, short of 1: polygon_contains leaves a zone's right and bottom edges out,
+  // and a box touching the frame's bottom must still count in a zone drawn down to it.
+  constexpr double kLast = 1 - 1e-9;
+  return {std::clamp((static_cast<double>(box.x1) + box.x2) * 0.5 / width, 0.0, kLast),
+          std::clamp(static_cast<double>(box.y2) / height, 0.0, kLast)};
 }
 
 bool polygon_contains(std::span<const Point> polygon, Point p) {

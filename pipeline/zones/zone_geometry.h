@@ -14,7 +14,7 @@ struct Point {
 
 // Where an object stands: the bottom centre of its box (a pedestrian's feet, a car's wheels), so a
 // tall box reaching over a zone's edge counts only where it touches the ground. Fractions of a
-// width x height frame.
+// width x height frame, kept within [0, 1) so that a box at the frame's edge is in a zone drawn to it.
 Point anchor_point(const Box& box, int width, int height);
 
 // Even-odd rule, so a self-crossing outline still has a well-defined inside. A point exactly on an

@@ -70,6 +70,7 @@ struct ZoneActivity {
 
 // Running totals, for metrics and the overlay.
 struct ZoneTotals {
+  std::vector<std::string> zone_names, line_names;
   std::vector<int> occupancy;                     // on the last processed frame
   std::vector<int64_t> entries;                   // per zone
   std::vector<std::array<int64_t, 2>> crossings;  // per line: forward, backward
@@ -86,6 +87,7 @@ class ZoneMonitor {
   bool empty() const { return zones_.empty() && lines_.empty(); }
   const std::vector<Zone>& zones() const { return zones_; }
   const std::vector<CountingLine>& lines() const { return lines_; }
+  const std::vector<std::string>& zone_names() const { return zone_names_; }  // by zone_mask bit
 
   // The next processed frame's detections (after tracking; boxes in pixels of a width x height
   // frame): sets each detection's zone_mask and returns the frame's activity. Frames in order.
@@ -111,6 +113,7 @@ class ZoneMonitor {
 
   std::vector<Zone> zones_;
   std::vector<CountingLine> lines_;
+  std::vector<std::string> zone_names_;
   int max_age_ = 0;
   int64_t frame_ = 0;
   std::unordered_map<int64_t, TrackState> tracks_;

@@ -1,7 +1,7 @@
 // The daemon end to end on the real 1080p30 clip and YOLOX-nano: events for every processed frame,
-// exact accounting, track ids that follow the pedestrians, the same detections as `edgefuse detect`
-// on the decoded frame, batching across streams, RTSP from a loopback server, and broken streams
-// beside a good one.
+// exact accounting, track ids that follow the pedestrians, zones and a counting line, the same
+// detections as `edgefuse detect` on the decoded frame, batching across streams, RTSP from a
+// loopback server, and broken streams beside a good one.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -85,19 +85,36 @@ TEST_CASE("every processed frame of the clip yields an event, people are found, 
   CHECK(with_people >= static_cast<int>(run.events.size()) - 1);
 }
 
-TEST_CASE("pedestrians keep their track ids from frame to frame at 10 fps") {
-#if defined(EDGEFUSE_SANITIZED)
-  // 265 inferences at about 0.6 s each under the sanitizers; the tracker's logic is covered by
-  // test_tracking, which they run.
-  MESSAGE("skipped: too slow under sanitizers");
-  return;
-#endif
-  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
-  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+// The clip at 10 fps with tracking, zones on the left and right halves of the image and a line
+// down its middle; run once for the tests that read it.
+const DaemonRun& tracked_run(const std::filesystem::path& model, const std::filesystem::path& clip) {
   const std::string stream = "  - name: street\n    uri: " + clip.string() +
                              "\n    model: people\n    realtime: false\n    inference-interval: 3\n"
-                             "    queue-size: 64\n    classes: [person]\n";
-  const DaemonRun run = run_daemon(model_yaml(model) + "streams:\n" + stream + kEventsYaml);
+                             "    queue-size: 64\n    classes: [person]\n"
+                             "    zones:\n"
+                             "      - name: left\n        points: [[0, 0], [0.5, 0], [0.5, 1], [0, 1]]\n"
+                             "      - name: right\n        points: [[0.5, 0], [1, 0], [1, 1], [0.5, 1]]\n"
+                             "    lines:\n"
+                             "      - name: middle\n        points: [[0.5, 0], [0.5, 1]]\n";
+  static const DaemonRun run = run_daemon(model_yaml(model) + "streams:\n" + stream + kEventsYaml);
+  return run;
+}
+
+// The sanitizers run 265 inferences at about 0.6 s each; the tracker's and the zones' logic is
+// covered by test_tracking and test_zones, which they run.
+#if defined(EDGEFUSE_SANITIZED)
+#define SKIP_WHEN_SANITIZED()                    \
+  MESSAGE("skipped: too slow under sanitizers"); \
+  return
+#else
+#define SKIP_WHEN_SANITIZED() (void)0
+#endif
+
+TEST_CASE("pedestrians keep their track ids from frame to frame at 10 fps") {
+  SKIP_WHEN_SANITIZED();
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const DaemonRun& run = tracked_run(model, clip);
   REQUIRE(run.status.is_ok());
   const StreamReport& report = run.report("street");
   CHECK(report.dropped == 0);
@@ -131,6 +148,70 @@ TEST_CASE("pedestrians keep their track ids from frame to frame at 10 fps") {
   CHECK(labelled >= people * 8 / 10);
   CHECK(static_cast<int>(spans.size()) * 8 <= labelled);
   CHECK(long_tracks >= 5);
+}
+
+TEST_CASE("zones and a counting line on the clip agree with the boxes in the events") {
+  SKIP_WHEN_SANITIZED();
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const DaemonRun& run = tracked_run(model, clip);
+  REQUIRE(run.status.is_ok());
+  REQUIRE_FALSE(run.events.empty());
+
+  // Recomputed here from each detection's box: which half its bottom centre is in; per track, the
+  // side of the middle it was last seen on, and so the crossings expected; enter/leave alternating.
+  const auto left_of_middle = [](const nlohmann::json& box) {
+    return (box[0].get<double>() + box[2].get<double>()) / 2 < 1920 / 2.0;
+  };
+  std::map<int64_t, bool> last_side_left;
+  std::set<std::pair<int64_t, int64_t>> expected_crossings, reported_crossings;  // (frame, track)
+  std::map<std::pair<int64_t, std::string>, bool> inside;                        // (track, zone) -> entered
+  int forward = 0, backward = 0, entries = 0, leaves = 0;
+  for (const nlohmann::json& event : run.events) {
+    const int64_t frame = event.at("frame").get<int64_t>();
+    int left = 0, right = 0;
+    std::map<int64_t, bool> track_left;
+    for (const nlohmann::json& detection : event.at("detections")) {
+      const bool is_left = left_of_middle(detection.at("box"));
+      (is_left ? left : right)++;
+      REQUIRE(detection.contains("zones"));
+      CHECK(detection.at("zones") == nlohmann::json::array({is_left ? "left" : "right"}));
+      if (!detection.contains("track_id")) continue;
+      const int64_t track = detection.at("track_id").get<int64_t>();
+      track_left[track] = is_left;
+      const auto last = last_side_left.find(track);
+      if (last != last_side_left.end() && last->second != is_left) expected_crossings.insert({frame, track});
+      last_side_left[track] = is_left;
+    }
+    CHECK(event.at("zone_counts") == nlohmann::json({{"left", left}, {"right", right}}));
+    for (const nlohmann::json& crossing : event.value("line_crossings", nlohmann::json::array())) {
+      CHECK(crossing.at("line") == "middle");
+      const int64_t track = crossing.at("track_id").get<int64_t>();
+      reported_crossings.insert({frame, track});
+      // Drawn top to bottom, forward is moving left.
+      REQUIRE(track_left.count(track) == 1);
+      const bool forward_crossing = crossing.at("direction") == "forward";
+      CHECK(forward_crossing == track_left.at(track));
+      (forward_crossing ? forward : backward)++;
+    }
+    for (const nlohmann::json& change : event.value("zone_events", nlohmann::json::array())) {
+      const int64_t track = change.at("track_id").get<int64_t>();
+      const std::string zone = change.at("zone").get<std::string>();
+      const bool entered = change.at("event") == "enter";
+      CHECK(inside[{track, zone}] != entered);  // enter, leave, enter, ...
+      inside[{track, zone}] = entered;
+      (entered ? entries : leaves)++;
+      // A track entering is seen in that zone on this frame.
+      if (entered) CHECK(track_left.at(track) == (zone == "left"));
+    }
+  }
+  MESSAGE(forward, " crossings forward (leftwards), ", backward, " backward; ", entries, " zone entries, ", leaves,
+          " leaves");
+  CHECK(reported_crossings == expected_crossings);
+  // Pedestrians cross the plaza both ways during the clip.
+  CHECK(forward >= 2);
+  CHECK(backward >= 2);
+  CHECK(entries >= forward + backward);
 }
 
 TEST_CASE("the daemon's detections match edgefuse detect on the same decoded frames") {

@@ -11,6 +11,10 @@ TEST_CASE("zone geometry: the anchor is the bottom centre of the box, in frame f
   const Point p = anchor_point(Box{100, 200, 300, 600}, 1000, 800);
   CHECK(p.x == doctest::Approx(0.2));
   CHECK(p.y == doctest::Approx(0.75));
+  // A box touching (or, unclipped, leaving) the frame's bottom right is in a zone drawn to that corner.
+  const std::vector<Point> bottom_right = {{0.5, 0.5}, {1, 0.5}, {1, 1}, {0.5, 1}};
+  CHECK(polygon_contains(bottom_right, anchor_point(Box{900, 700, 1000, 800}, 1000, 800)));
+  CHECK(polygon_contains(bottom_right, anchor_point(Box{980, 700, 1100, 900}, 1000, 800)));
 }
 
 TEST_CASE("zone geometry: inside a concave polygon, by the even-odd rule") {
