@@ -167,6 +167,7 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
   std::set<std::pair<int64_t, int64_t>> expected_crossings, reported_crossings;  // (frame, track)
   std::map<std::pair<int64_t, std::string>, bool> inside;                        // (track, zone) -> entered
   int forward = 0, backward = 0, entries = 0, leaves = 0;
+  std::map<std::string, int> zone_entries;
   for (const nlohmann::json& event : run.events) {
     const int64_t frame = event.at("frame").get<int64_t>();
     int left = 0, right = 0;
@@ -201,6 +202,7 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
       CHECK(inside[{track, zone}] != entered);  // enter, leave, enter, ...
       inside[{track, zone}] = entered;
       (entered ? entries : leaves)++;
+      zone_entries[zone] += entered ? 1 : 0;
       // A track entering is seen in that zone on this frame.
       if (entered) CHECK(track_left.at(track) == (zone == "left"));
     }
@@ -212,6 +214,21 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
   CHECK(forward >= 2);
   CHECK(backward >= 2);
   CHECK(entries >= forward + backward);
+
+  // The metrics count the same.
+  const auto metric = [&](const std::string& series) {
+    const size_t at = run.metrics.find(series + " ");
+    REQUIRE_MESSAGE(at != std::string::npos, series);
+    return std::stod(run.metrics.substr(at + series.size() + 1));
+  };
+  CHECK(metric(R"(edgefuse_line_crossings_total{stream="street",line="middle",direction="forward"})") == forward);
+  CHECK(metric(R"(edgefuse_line_crossings_total{stream="street",line="middle",direction="backward"})") == backward);
+  for (const char* zone : {"left", "right"}) {
+    CAPTURE(zone);
+    const std::string labels = std::string(R"({stream="street",zone=")") + zone + "\"}";
+    CHECK(metric("edgefuse_zone_entries_total" + labels) == zone_entries[zone]);
+    CHECK(metric("edgefuse_zone_objects" + labels) == run.events.back().at("zone_counts").at(zone).get<int>());
+  }
 }
 
 TEST_CASE("the daemon's detections match edgefuse detect on the same decoded frames") {

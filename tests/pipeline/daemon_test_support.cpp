@@ -153,6 +153,7 @@ DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s,
   run.status = (*daemon)->run(stop, duration_s);
   if (observer.joinable()) observer.join();
   run.reports = (*daemon)->reports();
+  run.metrics = (*daemon)->render_metrics();
   daemon->reset();  // closes the events file
   run.log = capture.finish();
   run.events_text = read_text_file(events);

@@ -24,6 +24,7 @@ struct DaemonRun {
   std::vector<nlohmann::json> state_events;  // stream state changes, in file order
   std::string events_text;                   // the events file as written
   std::string log;                           // what the daemon wrote on stderr (also passed through)
+  std::string metrics;                       // its /metrics page once the run ended
 
   const StreamReport& report(const std::string& stream) const;
   std::vector<nlohmann::json> events_of(const std::string& stream) const;

@@ -69,6 +69,42 @@ TEST_CASE("event_to_json writes the documented schema") {
   CHECK(event_to_json(event, {}).find("\"pts_ms\":null") != std::string::npos);
 }
 
+TEST_CASE("event_to_json with zones: each detection's zones, the counts, enter/leave and crossings") {
+  ZoneMonitor zones({{"left", {{0, 0}, {0.5, 0}, {0.5, 1}, {0, 1}}, {}}, {"all", {{0, 0}, {1, 0}, {1, 1}, {0, 1}}, {}}},
+                    {{"door", {0.5, 0}, {0.5, 1}, {}}}, 5);
+  DetectionEvent event;
+  event.id = "r-1";
+  event.stream = "hall";
+  event.model = "people";
+  event.width = 100;
+  event.height = 100;
+  event.zones = &zones;
+  Detection walker;
+  walker.box = {60, 10, 80, 90};  // stands at (0.7, 0.9): right of the door
+  walker.score = 0.5f;
+  walker.track_id = 3;
+  std::vector<Detection> frame = {walker};
+  event.zone_activity = zones.update(frame, 100, 100);
+  frame[0].box = {20, 10, 40, 90};  // now at (0.3, 0.9): through the door, leftwards
+  event.zone_activity = zones.update(frame, 100, 100);
+  event.detections = frame;
+  const std::string json = event_to_json(event, {"person"});
+  CHECK_MESSAGE(
+      json.find("\"detections\":[{\"label\":\"person\",\"class_id\":0,\"track_id\":3,\"score\":0.5000,"
+                "\"box\":[20.00,10.00,40.00,90.00],\"zones\":[\"left\",\"all\"]}],"
+                "\"zone_counts\":{\"left\":1,\"all\":1},"
+                "\"zone_events\":[{\"zone\":\"left\",\"event\":\"enter\",\"track_id\":3,\"label\":\"person\"}],"
+                "\"line_crossings\":[{\"line\":\"door\",\"direction\":\"forward\",\"track_id\":3,"
+                "\"label\":\"person\"}]}") != std::string::npos,
+      json);
+  // A quiet frame: counts only, no empty lists.
+  event.zone_activity = zones.update(frame, 100, 100);
+  const std::string quiet = event_to_json(event, {"person"});
+  CHECK(quiet.find("\"zone_counts\":{\"left\":1,\"all\":1}}") != std::string::npos);
+  CHECK(quiet.find("zone_events") == std::string::npos);
+  CHECK(quiet.find("line_crossings") == std::string::npos);
+}
+
 TEST_CASE("JsonLinesSink appends whole lines from many threads, none lost") {
   const std::filesystem::path path = std::filesystem::temp_directory_path() / "edgefuse_events_test.jsonl";
   std::filesystem::remove(path);
