@@ -231,6 +231,23 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
   }
 }
 
+TEST_CASE("class names the model does not know are errors naming the stream, zone or line") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const std::string stream = "  - name: street\n    uri: " + clip.string() + "\n    model: people\n";
+  const DaemonRun filter =
+      run_daemon(model_yaml(model) + "streams:\n" + stream + "    classes: [pedestrian]\n" + kEventsYaml);
+  CHECK(filter.status.message().find("stream 'street': class 'pedestrian' is not a label of model 'people' "
+                                     "(labels: person, bicycle,") != std::string::npos);
+  const DaemonRun zone = run_daemon(model_yaml(model) + "streams:\n" + stream +
+                                    "    lines:\n      - name: door\n        points: [[0, 0.5], [1, 0.5]]\n"
+                                    "        classes: [person, unicorn]\n" +
+                                    kEventsYaml);
+  CHECK_MESSAGE(zone.status.message().find("stream 'street': line 'door': class 'unicorn' is not a label of model "
+                                           "'people'") != std::string::npos,
+                zone.status.message());
+}
+
 TEST_CASE("the daemon's detections match edgefuse detect on the same decoded frames") {
   ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
   ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
