@@ -18,6 +18,8 @@ Status Daemon::open_overlay(Stream& stream) {
   OverlayOptions options;
   options.stream_name = config.name;
   options.labels = stream.model->runner->labels();
+  options.zones = stream.zones.zones();
+  options.lines = stream.zones.lines();
   options.mp4_path = config.overlay_file;
   options.http_port = config.overlay_port > 0 ? config.overlay_port : -1;
   options.bind_address = config_.http.address;
@@ -41,7 +43,13 @@ void Daemon::submit_overlay(Stream& stream, const DecodedFrame& frame, const std
                             double latency_ms) {
 #if EDGEFUSE_HAVE_OVERLAY
   if (!stream.overlay) return;
-  stream.overlay->submit(frame, detections, {.fps = stream.stats.fps.load(), .latency_ms = latency_ms});
+  OverlayStats stats{.fps = stream.stats.fps.load(), .latency_ms = latency_ms};
+  if (!stream.zones.empty()) {
+    ZoneTotals totals = stream.zones.totals();
+    stats.zone_objects = std::move(totals.occupancy);
+    stats.line_crossings = std::move(totals.crossings);
+  }
+  stream.overlay->submit(frame, detections, stats);
 #else
   (void)stream;
   (void)frame;

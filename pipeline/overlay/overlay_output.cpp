@@ -12,6 +12,8 @@ namespace edgefuse {
 OverlayOutput::OverlayOutput(OverlayOptions options) : options_(std::move(options)) {
   text_.stream_name = options_.stream_name;
   text_.labels = options_.labels;
+  text_.zones = options_.zones;
+  text_.lines = options_.lines;
 }
 
 Result<std::unique_ptr<OverlayOutput>> OverlayOutput::create(OverlayOptions options) {

@@ -30,11 +30,13 @@ class OverlayWriter;
 struct OverlayOptions {
   std::string stream_name;          // shown in the frame's corner
   std::vector<std::string> labels;  // class names by id (ModelRunner::labels())
-  std::filesystem::path mp4_path;   // H.264 MP4 recording; empty: none
-  std::string encoder = "auto";     // "auto" (hardware when present, else x264enc) or one of OverlayWriter's list
-  int bitrate_kbps = 0;             // 0: from frame size and fps
-  double fps = 30;                  // the MP4's nominal rate (frames without timestamps are spaced by it)
-  int http_port = -1;               // live view: -1 none, 0 any free port, else that port
+  std::vector<Zone> zones;          // the stream's zones and counting lines, drawn on every frame
+  std::vector<CountingLine> lines;
+  std::filesystem::path mp4_path;  // H.264 MP4 recording; empty: none
+  std::string encoder = "auto";    // "auto" (hardware when present, else x264enc) or one of OverlayWriter's list
+  int bitrate_kbps = 0;            // 0: from frame size and fps
+  double fps = 30;                 // the MP4's nominal rate (frames without timestamps are spaced by it)
+  int http_port = -1;              // live view: -1 none, 0 any free port, else that port
   std::string bind_address = "127.0.0.1";
   int preview_width = 960;  // live view JPEG width
   double preview_fps = 10;  // live view JPEG rate cap

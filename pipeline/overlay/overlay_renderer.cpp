@@ -114,6 +114,64 @@ std::string corner_text(const OverlayText& text, const OverlayStats& stats) {
   return line;
 }
 
+// A polyline through `points` (frame fractions) on all three planes, `thickness` luma pixels wide;
+// its bounding rectangle goes to `touched`.
+void draw_polyline(I420Image& canvas, const std::vector<Point>& points, bool closed, YuvColor color, int thickness,
+                   std::vector<PixelRect>& touched) {
+  std::vector<cv::Point> luma_points, chroma_points;
+  int x0 = canvas.width(), y0 = canvas.height(), x1 = 0, y1 = 0;
+  for (const Point& p : points) {
+    // Clamped onto the canvas, so an edge drawn along the frame's border stays visible.
+    const int x = std::clamp(static_cast<int>(std::lround(p.x * canvas.width())), 0, canvas.width() - 1);
+    const int y = std::clamp(static_cast<int>(std::lround(p.y * canvas.height())), 0, canvas.height() - 1);
+    luma_points.emplace_back(x, y);
+    chroma_points.emplace_back(x / 2, y / 2);
+    x0 = std::min(x0, x), y0 = std::min(y0, y), x1 = std::max(x1, x), y1 = std::max(y1, y);
+  }
+  const auto plane = [&](int index, int width, int height) {
+    return cv::Mat(height, width, CV_8UC1, canvas.plane(index), static_cast<size_t>(canvas.stride(index)));
+  };
+  cv::Mat luma = plane(0, canvas.width(), canvas.height());
+  cv::polylines(luma, luma_points, closed, cv::Scalar(color.y), thickness, cv::LINE_8);
+  const int chroma_thickness = std::max(1, thickness / 2);
+  for (const auto& [index, value] : {std::pair{1, color.u}, std::pair{2, color.v}}) {
+    cv::Mat chroma = plane(index, canvas.chroma_width(), canvas.chroma_height());
+    cv::polylines(chroma, chroma_points, closed, cv::Scalar(value), chroma_thickness, cv::LINE_8);
+  }
+  // A thick line reaches thickness / 2 (rounded up) past its points, its chroma one sample more.
+  const int reach = thickness / 2 + 3;
+  touched.push_back(clip_even(canvas, x0 - reach, y0 - reach, x1 + reach + 1, y1 + reach + 1));
+}
+
+void draw_zones_and_lines(I420Image& canvas, const OverlayText& text, const OverlayStats& stats,
+                          std::vector<PixelRect>& touched) {
+  const int t = box_thickness(canvas.height());
+  const YuvColor zone_color = to_yuv(kZoneColor, canvas.bt709), line_color = to_yuv(kLineColor, canvas.bt709);
+  const auto label_at = [&](Point p, const std::string& label, YuvColor color) {
+    draw_label(canvas, static_cast<int>(p.x * canvas.width()), static_cast<int>(p.y * canvas.height()), label, color,
+               touched);
+  };
+  for (size_t z = 0; z < text.zones.size(); ++z) {
+    const Zone& zone = text.zones[z];
+    draw_polyline(canvas, zone.polygon, true, zone_color, t, touched);
+    std::string label = zone.name;
+    if (z < stats.zone_objects.size()) label.append(" ").append(std::to_string(stats.zone_objects[z]));
+    label_at(zone.polygon.front(), label, zone_color);  // the config's first point: the user picks the place
+  }
+  for (size_t l = 0; l < text.lines.size(); ++l) {
+    const CountingLine& line = text.lines[l];
+    draw_polyline(canvas, {line.from, line.to}, false, line_color, t, touched);
+    std::string label = line.name;
+    if (l < stats.line_crossings.size()) {
+      char counts[64];
+      std::snprintf(counts, sizeof counts, " fwd %lld back %lld", static_cast<long long>(stats.line_crossings[l][0]),
+                    static_cast<long long>(stats.line_crossings[l][1]));
+      label += counts;
+    }
+    label_at(line.from, label, line_color);
+  }
+}
+
 }  // namespace
 
 int box_thickness(int frame_height) {
@@ -123,6 +181,7 @@ int box_thickness(int frame_height) {
 std::vector<PixelRect> draw_overlay(I420Image& canvas, const std::vector<Detection>& detections,
                                     const OverlayText& text, const OverlayStats& stats) {
   std::vector<PixelRect> touched;
+  draw_zones_and_lines(canvas, text, stats, touched);  // first: boxes and labels go on top
   const int t = box_thickness(canvas.height());
   for (const Detection& detection : detections) {
     const Box& b = detection.box;

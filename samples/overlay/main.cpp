@@ -43,6 +43,7 @@
 #include "pipeline/overlay/i420_image.h"
 #include "pipeline/overlay/overlay_output.h"
 #include "pipeline/tracking/iou_tracker.h"
+#include "pipeline/zones/zone_monitor.h"
 #include "pipeline/video/video_source.h"
 
 namespace edgefuse {
@@ -205,12 +206,17 @@ Status run(const AppOptions& o) {
   if (!stream.classes.empty()) {
     EF_ASSIGN_OR_RETURN(class_filter, runner->class_ids(stream.classes));
   }
-  // Track ids drawn beside the labels, as the daemon gives them (the stream's track settings).
+  // Track ids drawn beside the labels, zones and lines with their counts, as the daemon gives them.
   IouTracker tracker(stream_tracker_options(stream));
+  EF_ASSIGN_OR_RETURN(ZoneMonitor zones, stream_zone_monitor(stream, [&](const std::vector<std::string>& names) {
+                        return runner->class_ids(names);
+                      }));
 
   OverlayOptions overlay;
   overlay.stream_name = stream.name;
   overlay.labels = runner->labels();
+  overlay.zones = zones.zones();
+  overlay.lines = zones.lines();
   overlay.mp4_path = o.out;
   overlay.encoder = o.encoder;
   overlay.http_port = o.http;
@@ -259,6 +265,12 @@ Status run(const AppOptions& o) {
       });
     }
     if (stream.track) tracker.update(detections);
+    OverlayStats stats;
+    if (!zones.empty()) {
+      const ZoneActivity activity = zones.update(detections, frame->width(), frame->height());
+      stats.zone_objects = activity.occupancy;
+      stats.line_crossings = zones.totals().crossings;
+    }
     ++processed;
     ++window_frames;
     const auto now = Clock::now();
@@ -269,7 +281,9 @@ Status run(const AppOptions& o) {
       window_frames = 0;
     }
     const double latency_ms = std::chrono::duration<double, std::milli>(now - frame->captured_at).count();
-    output->submit(*frame, std::move(detections), {fps, latency_ms});
+    stats.fps = fps;
+    stats.latency_ms = latency_ms;
+    output->submit(*frame, std::move(detections), stats);
   }
   queue.stop();
   source->stop();

@@ -1,5 +1,6 @@
 // The overlay renderer on synthetic frames: box edges carry the class colour exactly where the
-// detections are, labels and the stats corner are drawn, and every other pixel is untouched.
+// detections are, zones and lines their own colours, labels and the stats corner are drawn, and
+// every other pixel is untouched.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -159,6 +160,51 @@ TEST_CASE("boxes, labels and the corner are drawn where expected and nowhere els
   }
   CHECK(changed_outside == 0);
   CHECK(unchanged_total > width * height * 3 / 4);
+}
+
+TEST_CASE("zones and counting lines are drawn in their colours with their counts, and nothing else") {
+  const int width = 640, height = 360;
+  const DecodedFrame frame = test::make_textured_frame(width, height, FramePixelFormat::kNV12);
+  I420Image source, canvas;
+  copy_to_i420(frame, source);
+  copy_to_i420(frame, canvas);
+  OverlayText text;
+  // A rectangle from (160, 180) to (480, 324) and a horizontal line at y = 90 from x = 64 to 576.
+  text.zones = {{"plaza", {{0.25, 0.5}, {0.75, 0.5}, {0.75, 0.9}, {0.25, 0.9}}, {}}};
+  text.lines = {{"door", {0.1, 0.25}, {0.9, 0.25}, {}}};
+  OverlayStats stats;
+  stats.zone_objects = {3};
+  stats.line_crossings = {{{7, 2}}};
+  const std::vector<PixelRect> touched = draw_overlay(canvas, {}, text, stats);
+
+  const YuvColor zone = to_yuv(kZoneColor, false), line = to_yuv(kLineColor, false);
+  const auto luma = [&](const I420Image& image, int x, int y) { return image.plane(0)[y * image.stride(0) + x]; };
+  // On the outline (away from the label at its top-left corner) and on the line: their colours.
+  CHECK(off_color_pixels(canvas, 300, 324, 340, 325, zone) == 0);  // bottom edge
+  CHECK(off_color_pixels(canvas, 480, 250, 481, 300, zone) == 0);  // right edge
+  CHECK(off_color_pixels(canvas, 300, 90, 500, 91, line) == 0);
+  // Inside the zone, and beside the line's ends: the picture.
+  for (const auto& [x, y] : {std::pair{320, 250}, std::pair{200, 300}, std::pair{40, 90}, std::pair{600, 90}}) {
+    CAPTURE(x);
+    CAPTURE(y);
+    CHECK(luma(canvas, x, y) == luma(source, x, y));
+  }
+  // Labels: the name and count in a filled box at the zone's top corner and the line's first point.
+  int zone_labels = 0, line_labels = 0;
+  for (const PixelRect& r : touched) {
+    if (r.x == 160 && r.y == 180 && r.width > 40 && r.height < 40) ++zone_labels;
+    if (r.x == 64 && r.y == 90 && r.width > 100 && r.height < 40) ++line_labels;
+  }
+  CHECK(zone_labels == 1);
+  CHECK(line_labels == 1);  // wider: "door fwd 7 back 2"
+  // Nothing outside the drawn rectangles changed.
+  int changed_outside = 0;
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      if (!in_any(touched, x, y)) changed_outside += luma(canvas, x, y) != luma(source, x, y);
+    }
+  }
+  CHECK(changed_outside == 0);
 }
 
 TEST_CASE("NV12 and I420 frames of the same picture give the same overlay") {
