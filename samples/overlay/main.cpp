@@ -43,8 +43,8 @@
 #include "pipeline/overlay/i420_image.h"
 #include "pipeline/overlay/overlay_output.h"
 #include "pipeline/tracking/iou_tracker.h"
-#include "pipeline/zones/zone_monitor.h"
 #include "pipeline/video/video_source.h"
+#include "pipeline/zones/zone_monitor.h"
 
 namespace edgefuse {
 namespace {
