@@ -80,6 +80,11 @@ struct StreamConfig {
   double track_iou = 0.3;  // overlap with a track's predicted box that matches, 0.05..0.95
   int track_max_age = 15;  // processed frames a track survives unmatched, 1..300
   int track_min_hits = 2;  // matched frames before a track labels its detections, 1..30
+  // Motion gating (pipeline/motion/motion_gate.h): due frames where nothing moved skip inference.
+  bool motion_gate = false;
+  double motion_area_percent = 0.1;  // of the picture that must change, 0.001..100
+  int motion_block_delta = 12;       // luma levels by which an 8x8 block's mean must change, 1..255
+  double motion_refresh_s = 10;      // let a frame through at least this often, 0..3600 (0 = never)
   // Zones (occupancy, enter/leave) and counting lines (crossings; they need track) over the detections.
   std::vector<RegionConfig> zones;  // at most 32
   std::vector<RegionConfig> lines;  // at most 32

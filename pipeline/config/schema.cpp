@@ -137,6 +137,31 @@ const std::array kStreamFields = {
                              .range = {1, 1000},
                              .description = "Run the model on every Nth decoded frame."},
                             &StreamConfig::inference_interval},
+    FieldSpec<StreamConfig>{{.key = "motion-gate",
+                             .type = kBool,
+                             .description = "Skip inference on due frames where nothing moved since the model last "
+                                            "looked (the frame's 8x8-pixel block means compared with that frame's): "
+                                            "a quiet scene costs almost no CPU. Skipped frames count as skipped "
+                                            "and as still (edgefuse_stream_still_frames_total)."},
+                            &StreamConfig::motion_gate},
+    FieldSpec<StreamConfig>{{.key = "motion-area-percent",
+                             .type = kFloat,
+                             .range = {0.001, 100},
+                             .description = "Percent of the picture's blocks that must change for a frame to "
+                                            "count as moving; 0.1 is about a 60 x 60 px patch at 1080p."},
+                            &StreamConfig::motion_area_percent},
+    FieldSpec<StreamConfig>{{.key = "motion-block-delta",
+                             .type = kInt,
+                             .range = {1, 255},
+                             .description = "Luma levels by which an 8x8 block's mean must change to count as "
+                                            "changed; higher ignores more noise and flicker."},
+                            &StreamConfig::motion_block_delta},
+    FieldSpec<StreamConfig>{{.key = "motion-refresh-s",
+                             .type = kFloat,
+                             .range = {0, 3600},
+                             .description = "With motion-gate, run the model at least this often anyway, so "
+                                            "objects standing still are still reported; 0: only on motion."},
+                            &StreamConfig::motion_refresh_s},
     FieldSpec<StreamConfig>{{.key = "track",
                              .type = kBool,
                              .description = "Give each detection a track_id that stays the same while the object "

@@ -74,6 +74,7 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
   Result<std::vector<int>> classes = model.runner->class_ids(config.classes);
   if (!classes.is_ok()) return classes.status().with_context(make_message("stream '", config.name, "'"));
   stream->class_filter = std::move(*classes);
+  stream->motion = MotionGate(stream_motion_options(config));
   stream->tracker = IouTracker(stream_tracker_options(config));
   Result<ZoneMonitor> zones = stream_zone_monitor(
       config, [&](const std::vector<std::string>& names) { return model.runner->class_ids(names); });
@@ -90,6 +91,11 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
     const int64_t count = self->stats.frames_in.fetch_add(1);
     frame.number = count;
     if (count % self->config.inference_interval != 0) {
+      self->stats.skipped.fetch_add(1);
+      return;
+    }
+    if (self->config.motion_gate && !self->motion.let_through(frame, SteadyClock::now())) {
+      self->stats.still.fetch_add(1);
       self->stats.skipped.fetch_add(1);
       return;
     }
@@ -493,8 +499,9 @@ void Daemon::log_final_summary(Stream& stream) {
   const LatencySummary latency = stats.total();
   daemon_log("stream '", stream.config.name, "' summary: frames in ", stats.frames_in.load(), ", processed ",
              stats.processed.load(), ", dropped ", stats.dropped.load(), ", skipped ", stats.skipped.load(),
-             ", failed ", stats.failed.load(), ", events ", stats.events.load(), ", latency p50 ", latency.p50_ms,
-             " ms p99 ", latency.p99_ms, " ms (decoder ", stream.supervisor->decoder_name(), ")");
+             stream.config.motion_gate ? make_message(" (", stats.still.load(), " still)") : std::string(), ", failed ",
+             stats.failed.load(), ", events ", stats.events.load(), ", latency p50 ", latency.p50_ms, " ms p99 ",
+             latency.p99_ms, " ms (decoder ", stream.supervisor->decoder_name(), ")");
 }
 
 void Daemon::log_stats(bool final_summary) {
@@ -526,6 +533,7 @@ std::vector<StreamReport> Daemon::reports() const {
     report.name = stream->config.name;
     report.frames_in = stream->stats.frames_in.load();
     report.skipped = stream->stats.skipped.load();
+    report.still = stream->stats.still.load();
     report.dropped = stream->stats.dropped.load();
     report.processed = stream->stats.processed.load();
     report.failed = stream->stats.failed.load();

@@ -41,6 +41,7 @@ class StatusServer;
 struct StreamReport {
   std::string name;
   int64_t frames_in = 0, skipped = 0, dropped = 0, processed = 0, failed = 0, events = 0;
+  int64_t still = 0;  // of skipped: due, but nothing moved (motion-gate)
   LatencySummary latency;
   std::string decoder;
   std::string error;  // the last error of its source (empty when none failed)

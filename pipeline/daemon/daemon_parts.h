@@ -10,6 +10,7 @@
 
 #include "pipeline/daemon/daemon.h"
 #include "pipeline/metrics/histogram.h"
+#include "pipeline/motion/motion_gate.h"
 #include "pipeline/tracking/iou_tracker.h"
 #include "pipeline/zones/zone_monitor.h"
 
@@ -22,6 +23,7 @@ struct Daemon::Stream {
   Model* model = nullptr;
   int slot = -1;                  // in its model's scheduler
   std::vector<int> class_filter;  // empty: every class
+  MotionGate motion;              // config.motion_gate: judged on the source's thread alone
   IouTracker tracker;             // config.track: ids for the detections, updated by the model's worker alone
   ZoneMonitor zones;              // config.zones and lines, updated by the model's worker alone
   StreamStats stats;

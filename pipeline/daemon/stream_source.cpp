@@ -24,6 +24,12 @@ IouTrackerOptions stream_tracker_options(const StreamConfig& config) {
                            .min_hits = config.track_min_hits};
 }
 
+MotionGateOptions stream_motion_options(const StreamConfig& config) {
+  return MotionGateOptions{.min_area_percent = config.motion_area_percent,
+                           .block_delta = config.motion_block_delta,
+                           .refresh_s = config.motion_refresh_s};
+}
+
 Result<ZoneMonitor> stream_zone_monitor(const StreamConfig& config, const ClassIdLookup& class_ids) {
   std::vector<Zone> zones;
   std::vector<CountingLine> lines;

@@ -1,6 +1,6 @@
 // How a stream's config becomes the options of its parts: its GStreamer source (address, pacing,
-// RTSP transport and credentials, decoder, test-pattern geometry), its object tracker, and its
-// zones and counting lines. Shared by the daemon and the samples.
+// RTSP transport and credentials, decoder, test-pattern geometry), its motion gate, its object
+// tracker, and its zones and counting lines. Shared by the daemon and the samples.
 #pragma once
 
 #include <functional>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pipeline/config/config.h"
+#include "pipeline/motion/motion_gate.h"
 #include "pipeline/tracking/iou_tracker.h"
 #include "pipeline/video/video_source.h"
 #include "pipeline/zones/zone_monitor.h"
@@ -18,6 +19,9 @@ Result<VideoSourceOptions> stream_source_options(const StreamConfig& config);
 
 // track-iou, track-max-age, track-min-hits (whether to track at all is config.track).
 IouTrackerOptions stream_tracker_options(const StreamConfig& config);
+
+// motion-area-percent, motion-block-delta, motion-refresh-s (whether to gate is config.motion_gate).
+MotionGateOptions stream_motion_options(const StreamConfig& config);
 
 // Class names to the model's class ids (ModelRunner::class_ids); an unknown name is an error.
 using ClassIdLookup = std::function<Result<std::vector<int>>(const std::vector<std::string>&)>;

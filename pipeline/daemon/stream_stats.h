@@ -23,7 +23,8 @@ LatencySummary summarize_latencies_ms(std::vector<double>& samples);
 class StreamStats {
  public:
   std::atomic<int64_t> frames_in{0};           // decoded frames that reached the daemon
-  std::atomic<int64_t> skipped{0};             // not due under inference-interval
+  std::atomic<int64_t> skipped{0};             // not due under inference-interval, or still (motion-gate)
+  std::atomic<int64_t> still{0};               // of those skipped: due, but nothing moved (motion-gate)
   std::atomic<int64_t> dropped{0};             // pushed out of a full queue (the oldest frame goes)
   std::atomic<int64_t> processed{0};           // ran through the model
   std::atomic<int64_t> failed{0};              // processed, but preprocessing or inference reported an error

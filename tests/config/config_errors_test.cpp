@@ -54,6 +54,8 @@ streams:
   CHECK(contains(folder.error(with_stream_key("queue-size: 2.5")),
                  R"(streams[0].queue-size: expected integer in 1..64, got "2.5" (line 8))"));
   CHECK(contains(folder.error(with_stream_key("queue-size: 65")), "expected integer in 1..64, got \"65\""));
+  CHECK(contains(folder.error(with_stream_key("motion-area-percent: 0")),
+                 R"(streams[0].motion-area-percent: expected number in 0.001..100, got "0" (line 8))"));
   CHECK(contains(folder.error(with_stream_key("queue-size: 99999999999999999999")), "expected integer in 1..64"));
   CHECK(contains(folder.error(with_stream_key("queue-size: \"4\"")), "got quoted \"4\""));
   CHECK(contains(folder.error(with_stream_key("queue-size:")), "expected integer in 1..64, got null (line"));

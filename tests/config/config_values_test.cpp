@@ -41,6 +41,10 @@ streams:
     track-iou: 0.25
     track-max-age: 40
     track-min-hits: 3
+    motion-gate: true
+    motion-area-percent: 0.5
+    motion-block-delta: 20
+    motion-refresh-s: 0
     zones:
       - name: crossing
         points: [[0, 0.5], [1, 0.5], [1.0, 1], [0, 1]]
@@ -111,6 +115,10 @@ TEST_CASE("a config with every key parses to exactly the values written") {
   CHECK(street.track_iou == 0.25);
   CHECK(street.track_max_age == 40);
   CHECK(street.track_min_hits == 3);
+  CHECK(street.motion_gate);
+  CHECK(street.motion_area_percent == 0.5);
+  CHECK(street.motion_block_delta == 20);
+  CHECK(street.motion_refresh_s == 0);
   REQUIRE(street.zones.size() == 2);
   CHECK(street.zones[0].name == "crossing");
   CHECK(street.zones[0].points == std::vector<FramePoint>{{0, 0.5}, {1, 0.5}, {1, 1}, {0, 1}});
@@ -170,6 +178,12 @@ streams:
   CHECK(stream.track_iou == 0.3);
   CHECK(stream.track_max_age == 15);
   CHECK(stream.track_min_hits == 2);
+  CHECK_FALSE(stream.motion_gate);
+  CHECK(stream.motion_area_percent == 0.1);
+  CHECK(stream.motion_block_delta == 12);
+  CHECK(stream.motion_refresh_s == 10);
+  CHECK(stream.zones.empty());
+  CHECK(stream.lines.empty());
   CHECK(parsed->events.path == "-");
   CHECK_FALSE(parsed->events.empty_frames);
   CHECK(parsed->stats_interval_s == 10);

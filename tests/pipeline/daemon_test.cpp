@@ -231,6 +231,33 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
   }
 }
 
+TEST_CASE("motion-gate: a still picture runs the model once, the walking pedestrians on every due frame") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const std::string gate = "    motion-gate: true\n    motion-refresh-s: 0\n";
+  const DaemonRun still = run_daemon(model_yaml(model) +
+                                         "streams:\n  - name: wall\n    uri: test://black\n    model: people\n"
+                                         "    width: 320\n    height: 240\n    framerate: 30\n" +
+                                         gate + kEventsYaml,
+                                     2.0);
+  REQUIRE(still.status.is_ok());
+  const StreamReport& wall = still.report("wall");
+  CHECK(wall.frames_in > 30);
+  CHECK(wall.processed == 1);  // the first frame: nothing to compare it with
+  CHECK(wall.still == wall.frames_in - 1);
+  check_accounting(wall);
+  CHECK(still.metrics.find("edgefuse_stream_still_frames_total{stream=\"wall\"} " + std::to_string(wall.still)) !=
+        std::string::npos);
+
+  const DaemonRun moving =
+      run_daemon(model_yaml(model) + "streams:\n" + clip_stream_yaml("street", clip) + gate + kEventsYaml);
+  REQUIRE(moving.status.is_ok());
+  const StreamReport& street = moving.report("street");
+  CHECK(street.still == 0);
+  CHECK(street.processed == (kClipFrames + kInterval - 1) / kInterval);
+  check_accounting(street);
+}
+
 TEST_CASE("class names the model does not know are errors naming the stream, zone or line") {
   ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
   ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
