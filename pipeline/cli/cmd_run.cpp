@@ -63,7 +63,7 @@ std::string reports_json(const std::vector<StreamReport>& reports, double durati
     json.begin_object();
     json.key("name").value(report.name);
     json.key("frames_in").value(report.frames_in).key("processed").value(report.processed);
-    json.key("dropped").value(report.dropped).key("skipped").value(report.skipped);
+    json.key("dropped").value(report.dropped).key("skipped").value(report.skipped).key("still").value(report.still);
     json.key("failed").value(report.failed).key("events").value(report.events);
     json.key("latency_p50_ms").value(report.latency.p50_ms, 2).key("latency_p99_ms").value(report.latency.p99_ms, 2);
     json.key("decoder").value(report.decoder).key("error").value(report.error);
