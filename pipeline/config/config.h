@@ -91,6 +91,10 @@ struct StreamConfig {
   // Overlay output for this stream (pipeline/overlay): an MP4 file and/or a live MJPEG view.
   std::string overlay_file;  // absolute after parsing; empty = none
   int overlay_port = 0;      // live view on http://<http.address>:PORT/, 0 = none
+  // Snapshots (pipeline/overlay/snapshot_writer.h): JPEGs of frames where a tracked object appeared,
+  // entered a zone or crossed a line, in <snapshots>/<name>/; they need track.
+  std::string snapshots;       // absolute after parsing; empty = none
+  int snapshots_max_mb = 256;  // the stream's snapshot folder is kept under this, oldest deleted; 1..1048576
   bool operator==(const StreamConfig&) const = default;
 };
 

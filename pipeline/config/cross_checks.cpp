@@ -79,7 +79,7 @@ void check_stream(const StreamConfig& stream, size_t index, std::span<const std:
   }
 }
 
-// Counts, names unique across both lists, shapes with extent, and lines only with tracking.
+// Counts, names unique across both lists, shapes with extent; lines and snapshots only with tracking.
 void check_regions(const StreamConfig& stream, size_t index, ReadContext& context) {
   const std::string stream_path = make_message("streams[", index, ']');
   std::map<std::string_view, std::string> first_path;
@@ -90,6 +90,12 @@ void check_regions(const StreamConfig& stream, size_t index, ReadContext& contex
       context.diagnostics.add(
           list, line_of(context, list + "[0].name"),
           make_message(regions.size(), zones ? " zones" : " lines", "; at most ", kMaxRegionsPerKind, " per stream"));
+    }
+    if (zones && !stream.snapshots.empty() && !stream.track) {
+      const std::string path = stream_path + ".snapshots";
+      context.diagnostics.add(path, line_of(context, path),
+                              "snapshots are taken when tracked objects appear, enter zones or cross lines: they "
+                              "need track: true");
     }
     if (!zones && !regions.empty() && !stream.track) {
       context.diagnostics.add(list, line_of(context, list + "[0].name"),

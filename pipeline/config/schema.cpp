@@ -285,6 +285,19 @@ const std::array kStreamFields = {
                              .description = "Serve a live view of this stream with its detections drawn (MJPEG, "
                                             "any browser) on this port at the http address; 0 = none."},
                             &StreamConfig::overlay_port},
+    FieldSpec<StreamConfig>{{.key = "snapshots",
+                             .type = kOutputPath,
+                             .description = "Save a JPEG of the whole frame, detections, zones and lines drawn, "
+                                            "whenever a tracked object appears, enters a zone or crosses a line, "
+                                            "into <this folder>/<stream name>/ (relative to the config file's "
+                                            "folder); the frame's event names the file. Needs track: true."},
+                            &StreamConfig::snapshots},
+    FieldSpec<StreamConfig>{{.key = "snapshots-max-mb",
+                             .type = kInt,
+                             .range = {1, 1 << 20},
+                             .description = "Keep the stream's snapshots under this many MB (10^6 bytes), deleting "
+                                            "the oldest."},
+                            &StreamConfig::snapshots_max_mb},
 };
 
 const std::array kStreamSections = {

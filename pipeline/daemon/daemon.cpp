@@ -444,12 +444,18 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
   event.latency_ms = latency_ms;
   event.width = frame.width();
   event.height = frame.height();
+  event.id = next_event_id();
+  // An object newly in view, entering a zone or crossing a line: the moment worth a picture.
+  const bool notable = (stream.config.track && !stream.tracker.newly_confirmed().empty()) ||
+                       !zone_activity.crossings.empty() ||
+                       std::any_of(zone_activity.transitions.begin(), zone_activity.transitions.end(),
+                                   [](const ZoneTransition& t) { return t.entered; });
+  if (notable) event.snapshot = take_snapshot(stream, frame, detections, event.id);
   event.detections = std::move(detections);
   if (!stream.zones.empty()) {
     event.zones = &stream.zones;
     event.zone_activity = std::move(zone_activity);
   }
-  event.id = next_event_id();
   if (emit(stream.config.name, event_to_json(event, model.runner->labels()))) stream.stats.events.fetch_add(1);
 }
 

@@ -111,6 +111,9 @@ class Daemon {
   void submit_overlay(Stream& stream, const DecodedFrame& frame, const std::vector<Detection>& detections,
                       double latency_ms);
   void close_overlay(Stream& stream);
+  // Queues a snapshot of the frame for the event `event_id`; its path, or empty without snapshots.
+  std::string take_snapshot(Stream& stream, const DecodedFrame& frame, const std::vector<Detection>& detections,
+                            const std::string& event_id);
 
   DaemonConfig config_;
   bool empty_frame_events_ = false;  // events.empty-frames (read by the workers; fixed for the daemon's life)

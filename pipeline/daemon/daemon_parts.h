@@ -17,6 +17,7 @@
 namespace edgefuse {
 
 class OverlayOutput;
+class SnapshotWriter;
 
 struct Daemon::Stream {
   StreamConfig config;
@@ -32,6 +33,7 @@ struct Daemon::Stream {
   int64_t last_frames_in = 0, last_processed = 0;       // at the previous statistics line
   std::deque<std::pair<double, int64_t>> rate_samples;  // (seconds, frames_in) over the last few seconds, for fps
   std::unique_ptr<OverlayOutput, void (*)(OverlayOutput*)> overlay{nullptr, nullptr};  // overlay-file/-port
+  std::unique_ptr<SnapshotWriter, void (*)(SnapshotWriter*)> snapshots{nullptr, nullptr};
 };
 
 struct Daemon::Model {

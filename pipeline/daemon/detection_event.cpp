@@ -79,6 +79,7 @@ std::string event_to_json(const DetectionEvent& event, const std::vector<std::st
   write_detections(json, event.detections, labels,
                    event.zones ? event.zones->zone_names() : std::vector<std::string>{});
   if (event.zones != nullptr) write_zone_activity(json, *event.zones, event.zone_activity, labels);
+  if (!event.snapshot.empty()) json.key("snapshot").value(event.snapshot);
   json.end_object();
   return json.str();
 }

@@ -23,6 +23,7 @@ struct DetectionEvent {
   // The stream's zones and lines (names for zone_mask bits and the activity's indices); null: none.
   const ZoneMonitor* zones = nullptr;
   ZoneActivity zone_activity;
+  std::string snapshot;  // this frame's snapshot JPEG (written shortly after); empty: none
 };
 
 // One line of compact JSON (no trailing newline), "type":"detections". Labels name class ids (label_for's

@@ -32,6 +32,7 @@ Box IouTracker::Track::predicted() const {
 }
 
 void IouTracker::update(std::span<Detection> detections) {
+  newly_confirmed_.clear();
   std::vector<Candidate> candidates;
   for (size_t t = 0; t < tracks_.size(); ++t) {
     const Box predicted = tracks_[t].predicted();
@@ -76,6 +77,7 @@ void IouTracker::update(std::span<Detection> detections) {
     track.hits += 1;
     track.misses = 0;
     if (track.hits >= options_.min_hits) detection.track_id = track.id;
+    if (track.hits == options_.min_hits) newly_confirmed_.push_back(track.id);
   }
   for (size_t t = 0; t < tracks_.size(); ++t) {
     if (!track_matched[t]) tracks_[t].misses += 1;
@@ -91,7 +93,10 @@ void IouTracker::update(std::span<Detection> detections) {
     track.box = detections[d].box;
     track.hits = 1;
     tracks_.push_back(track);
-    if (options_.min_hits <= 1) detections[d].track_id = track.id;
+    if (options_.min_hits <= 1) {
+      detections[d].track_id = track.id;
+      newly_confirmed_.push_back(track.id);
+    }
   }
 }
 

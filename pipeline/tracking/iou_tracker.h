@@ -33,6 +33,10 @@ class IouTracker {
   // track_id (-1 while its track is unconfirmed).
   void update(std::span<Detection> detections);
 
+  // The tracks whose detections carried their id for the first time on the last update: objects
+  // newly in view (a snapshot's occasion).
+  const std::vector<int64_t>& newly_confirmed() const { return newly_confirmed_; }
+
   // Tracks alive now, confirmed or not, and tracks begun so far.
   size_t live_tracks() const { return tracks_.size(); }
   int64_t tracks_started() const { return next_id_ - 1; }
@@ -50,6 +54,7 @@ class IouTracker {
 
   IouTrackerOptions options_;
   std::vector<Track> tracks_;
+  std::vector<int64_t> newly_confirmed_;
   int64_t next_id_ = 1;
 };
 

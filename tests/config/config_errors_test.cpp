@@ -231,6 +231,9 @@ TEST_CASE("zones and lines: point lists, shapes, names and tracking") {
                  "streams[0].lines[0].points: the line's two points are the same (line 10)"));
   CHECK(contains(folder.error(with_region("lines:", "[[0, 0.5], [1, 0.5]]", "    track: false\n")),
                  "streams[0].lines: counting lines follow tracked objects: they need track: true"));
+  CHECK(contains(folder.error(with_stream_key("track: false\n    snapshots: shots")),
+                 "streams[0].snapshots: snapshots are taken when tracked objects appear, enter zones or cross "
+                 "lines: they need track: true (line 9)"));
   CHECK(contains(folder.error(with_region("zones:", "[[0, 0], [1, 0], [1, 1]]", "        colour: red\n")),
                  "streams[0].zones[0].colour: unknown key (line 11)"));
   CHECK(

@@ -111,6 +111,8 @@ TEST_CASE("the reference text documents every key of the schema") {
                           "streams[].motion-area-percent",
                           "streams[].motion-block-delta",
                           "streams[].motion-refresh-s",
+                          "streams[].snapshots",
+                          "streams[].snapshots-max-mb",
                           "streams[].zones",
                           "streams[].lines",
                           "streams[].zones[].name",

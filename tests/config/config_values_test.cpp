@@ -64,6 +64,8 @@ streams:
     width: 640
     height: 480
     framerate: 15
+    snapshots: shots
+    snapshots-max-mb: 64
   - name: usb
     uri: v4l2:///dev/video0
     model: det
@@ -135,6 +137,8 @@ TEST_CASE("a config with every key parses to exactly the values written") {
   CHECK(config.streams[2].width == 640);
   CHECK(config.streams[2].height == 480);
   CHECK(config.streams[2].framerate == 15);
+  CHECK(config.streams[2].snapshots == (folder.path() / "shots").string());
+  CHECK(config.streams[2].snapshots_max_mb == 64);
   CHECK(config.streams[3].uri == "v4l2:///dev/video0");
 
   CHECK(config.events.path == (folder.path() / "out/events.jsonl").string());
@@ -184,6 +188,8 @@ streams:
   CHECK(stream.motion_refresh_s == 10);
   CHECK(stream.zones.empty());
   CHECK(stream.lines.empty());
+  CHECK(stream.snapshots.empty());
+  CHECK(stream.snapshots_max_mb == 256);
   CHECK(parsed->events.path == "-");
   CHECK_FALSE(parsed->events.empty_frames);
   CHECK(parsed->stats_interval_s == 10);

@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include <opencv2/imgcodecs.hpp>
+
 #include "fusion/pass_manager.h"
 #include "models/detector/detector.h"
 #include "models/onnx/onnx_importer.h"
@@ -256,6 +258,50 @@ TEST_CASE("motion-gate: a still picture runs the model once, the walking pedestr
   CHECK(street.still == 0);
   CHECK(street.processed == (kClipFrames + kInterval - 1) / kInterval);
   check_accounting(street);
+}
+
+TEST_CASE("snapshots: a JPEG of each frame where a tracked person appeared, named by its event") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const std::filesystem::path folder = std::filesystem::temp_directory_path() / "edgefuse_daemon_snapshots";
+  std::filesystem::remove_all(folder);
+  const DaemonRun run = run_daemon(model_yaml(model) + "streams:\n" + clip_stream_yaml("street", clip) +
+                                   "    classes: [person]\n    snapshots: " + folder.string() + "\n" + kEventsYaml);
+  REQUIRE(run.status.is_ok());
+  std::set<int64_t> seen;
+  int snapshots = 0;
+  for (const nlohmann::json& event : run.events) {
+    // A snapshot exactly when a track id first appears (no zones or lines here).
+    const nlohmann::json* newcomer = nullptr;
+    for (const nlohmann::json& detection : event.at("detections")) {
+      if (detection.contains("track_id") && seen.insert(detection.at("track_id").get<int64_t>()).second) {
+        newcomer = &detection;
+      }
+    }
+    CAPTURE(event.at("frame"));
+    REQUIRE(event.contains("snapshot") == (newcomer != nullptr));
+    if (newcomer == nullptr) continue;
+    ++snapshots;
+    const std::filesystem::path path = event.at("snapshot").get<std::string>();
+    CHECK(path == folder / "street" / (event.at("id").get<std::string>() + ".jpg"));
+    const cv::Mat image = cv::imread(path.string(), cv::IMREAD_COLOR);
+    REQUIRE(!image.empty());
+    CHECK(image.cols == 1920);
+    CHECK(image.rows == 1080);
+    // The newcomer's box is drawn: its left edge, halfway down, is the person colour (pure green,
+    // within JPEG's error) whatever the picture was.
+    const nlohmann::json& box = newcomer->at("box");
+    const int x = std::max(1, static_cast<int>(box[0].get<double>()) / 2 * 2 + 1);
+    const int y = static_cast<int>((box[1].get<double>() + box[3].get<double>()) / 2);
+    const cv::Vec3b edge = image.at<cv::Vec3b>(y, x);
+    CHECK(edge[1] > 180);
+    CHECK(edge[0] < 90);
+    CHECK(edge[2] < 90);
+  }
+  MESSAGE(snapshots, " snapshots for ", seen.size(), " tracks");
+  CHECK(snapshots >= 3);
+  CHECK(run.log.find("snapshots: " + std::to_string(snapshots) + " written, 0 dropped") != std::string::npos);
+  std::filesystem::remove_all(folder);
 }
 
 TEST_CASE("class names the model does not know are errors naming the stream, zone or line") {

@@ -35,8 +35,11 @@ TEST_CASE("tracker: two walkers keep their ids; ids appear once a track is confi
     if (frame == 0) {
       CHECK(a.track_id == -1);  // one sighting is not a track yet
       CHECK(b.track_id == -1);
+      CHECK(tracker.newly_confirmed().empty());
       continue;
     }
+    // Both confirm on their second sighting, and only then are they new.
+    CHECK(tracker.newly_confirmed().size() == (frame == 1 ? 2u : 0u));
     ids_a.insert(a.track_id);
     ids_b.insert(b.track_id);
   }
