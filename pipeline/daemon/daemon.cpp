@@ -23,6 +23,13 @@ int64_t unix_now_ns() {
       .count();
 }
 
+// An object newly in view, entering a zone or crossing a line: the moments worth a picture.
+bool worth_a_snapshot(const std::vector<int64_t>& newly_confirmed_tracks, const ZoneActivity& activity) {
+  return !newly_confirmed_tracks.empty() || !activity.crossings.empty() ||
+         std::any_of(activity.transitions.begin(), activity.transitions.end(),
+                     [](const ZoneTransition& t) { return t.entered; });
+}
+
 // 16 hex digits, fresh per daemon run: event ids "<run id>-<sequence>" never repeat across restarts.
 std::string make_run_id() {
   std::random_device entropy;
@@ -445,12 +452,10 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
   event.width = frame.width();
   event.height = frame.height();
   event.id = next_event_id();
-  // An object newly in view, entering a zone or crossing a line: the moment worth a picture.
-  const bool notable = (stream.config.track && !stream.tracker.newly_confirmed().empty()) ||
-                       !zone_activity.crossings.empty() ||
-                       std::any_of(zone_activity.transitions.begin(), zone_activity.transitions.end(),
-                                   [](const ZoneTransition& t) { return t.entered; });
-  if (notable) event.snapshot = take_snapshot(stream, frame, detections, event.id);
+  // (Without track the tracker never runs: nothing is newly confirmed.)
+  if (worth_a_snapshot(stream.tracker.newly_confirmed(), zone_activity)) {
+    event.snapshot = take_snapshot(stream, frame, detections, event.id);
+  }
   event.detections = std::move(detections);
   if (!stream.zones.empty()) {
     event.zones = &stream.zones;
