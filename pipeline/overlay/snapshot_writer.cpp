@@ -55,8 +55,9 @@ std::filesystem::path SnapshotWriter::submit(const DecodedFrame& frame, std::vec
     const std::lock_guard lock(mutex_);
     if (closing_) return {};
     if (static_cast<int>(queue_.size()) >= options_.queue_size) {
-      queue_.pop_front();
+      // This one, not a queued one: those are already named by their events.
       ++counters_.dropped;
+      return {};
     }
     queue_.push_back({frame, std::move(detections), path});
   }

@@ -3,8 +3,8 @@
 //
 // Files are written whole under a temporary name and renamed into place, so a reader never sees a
 // partial image. The folder is kept under max_bytes by deleting the oldest snapshots (by
-// modification time, those of earlier runs included). When the queue is full the oldest waiting
-// snapshot is dropped and counted.
+// modification time, those of earlier runs included). While the queue is full a new snapshot is
+// not taken (counted as dropped), so a path once returned is always written (barring disk errors).
 #pragma once
 
 #include <condition_variable>
@@ -34,7 +34,7 @@ struct SnapshotOptions {
 
 struct SnapshotCounters {
   int64_t written = 0;
-  int64_t dropped = 0;  // pushed out of the full queue
+  int64_t dropped = 0;  // not taken: the queue was full
   int64_t failed = 0;   // could not be written (the first error is kept)
   int64_t removed = 0;  // deleted to keep the folder under max_bytes
 };
@@ -47,7 +47,7 @@ class SnapshotWriter {
   SnapshotWriter& operator=(const SnapshotWriter&) = delete;
 
   // Queues the frame (shared, not copied) to be saved as <folder>/<name>.jpg, `name` a plain file
-  // name; returns that path. Ignored (empty path) after close().
+  // name; returns that path. Empty (nothing queued) while the queue is full and after close().
   std::filesystem::path submit(const DecodedFrame& frame, std::vector<Detection> detections, const std::string& name);
   // Writes what is queued and stops the worker; idempotent.
   void close();

@@ -102,3 +102,30 @@ TEST_CASE("snapshots: the folder stays under its limit, the oldest go first, an 
   std::filesystem::remove_all(folder);
 }
 }  // namespace edgefuse
+
+namespace edgefuse {
+
+TEST_CASE("snapshots: while the queue is full a new one is not taken, and every path handed out is written") {
+  const std::filesystem::path folder = fresh_folder("busy");
+  SnapshotOptions options;
+  options.folder = folder;
+  options.queue_size = 1;
+  auto writer = SnapshotWriter::create(options);
+  REQUIRE(writer.is_ok());
+  // About 15 ms each to write, submitted back to back: the one-place queue is full for most.
+  const DecodedFrame frame = test::make_textured_frame(1920, 1080, FramePixelFormat::kNV12);
+  std::vector<std::filesystem::path> named;
+  for (int i = 0; i < 10; ++i) {
+    const std::filesystem::path path = (*writer)->submit(frame, {}, "shot-" + std::to_string(i));
+    if (!path.empty()) named.push_back(path);
+  }
+  (*writer)->close();
+  const SnapshotCounters counters = (*writer)->counters();
+  CHECK(counters.dropped > 0);
+  CHECK(counters.written + counters.dropped == 10);
+  CHECK(static_cast<int64_t>(named.size()) == counters.written);
+  for (const std::filesystem::path& path : named) CHECK(std::filesystem::exists(path));
+  std::filesystem::remove_all(folder);
+}
+
+}  // namespace edgefuse

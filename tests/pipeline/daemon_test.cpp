@@ -269,9 +269,9 @@ TEST_CASE("snapshots: a JPEG of each frame where a tracked person appeared, name
                                    "    classes: [person]\n    snapshots: " + folder.string() + "\n" + kEventsYaml);
   REQUIRE(run.status.is_ok());
   std::set<int64_t> seen;
-  int snapshots = 0;
+  int snapshots = 0, dropped = 0;
   for (const nlohmann::json& event : run.events) {
-    // A snapshot exactly when a track id first appears (no zones or lines here).
+    // A snapshot when a track id first appears (no zones or lines here), unless too many waited.
     const nlohmann::json* newcomer = nullptr;
     for (const nlohmann::json& detection : event.at("detections")) {
       if (detection.contains("track_id") && seen.insert(detection.at("track_id").get<int64_t>()).second) {
@@ -279,8 +279,12 @@ TEST_CASE("snapshots: a JPEG of each frame where a tracked person appeared, name
       }
     }
     CAPTURE(event.at("frame"));
-    REQUIRE(event.contains("snapshot") == (newcomer != nullptr));
+    REQUIRE((!event.contains("snapshot") || newcomer != nullptr));
     if (newcomer == nullptr) continue;
+    if (!event.contains("snapshot")) {  // not taken: 4 were waiting to be written (a busy machine)
+      ++dropped;
+      continue;
+    }
     ++snapshots;
     const std::filesystem::path path = event.at("snapshot").get<std::string>();
     CHECK(path == folder / "street" / (event.at("id").get<std::string>() + ".jpg"));
@@ -298,9 +302,10 @@ TEST_CASE("snapshots: a JPEG of each frame where a tracked person appeared, name
     CHECK(edge[0] < 90);
     CHECK(edge[2] < 90);
   }
-  MESSAGE(snapshots, " snapshots for ", seen.size(), " tracks");
+  MESSAGE(snapshots, " snapshots for ", seen.size(), " tracks, ", dropped, " not taken");
   CHECK(snapshots >= 3);
-  CHECK(run.log.find("snapshots: " + std::to_string(snapshots) + " written, 0 dropped") != std::string::npos);
+  CHECK(run.log.find("snapshots: " + std::to_string(snapshots) + " written, " + std::to_string(dropped) + " dropped") !=
+        std::string::npos);
   std::filesystem::remove_all(folder);
 }
 
