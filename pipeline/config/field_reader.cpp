@@ -159,8 +159,13 @@ class ValueReader {
 
   void read(std::vector<FramePoint>& out) {
     EF_ASSERT(rule_.type == ValueType::kPointList, "key ", rule_.key, " is not a point list type");
+    if (node_.kind != Kind::kSequence) return mismatch();
     const auto count = static_cast<double>(node_.children.size());
-    if (node_.kind != Kind::kSequence || count < rule_.range.min || count > rule_.range.max) return mismatch();
+    if (count < rule_.range.min || count > rule_.range.max) {
+      return context_.diagnostics.add(
+          path_, node_.line,
+          make_message("expected ", describe_expectation(rule_), ", got ", node_.children.size(), " points"));
+    }
     std::vector<FramePoint> points;
     for (size_t i = 0; i < node_.children.size(); ++i) {
       const YamlNode& item = node_.children[i];
@@ -173,7 +178,7 @@ class ValueReader {
         context_.diagnostics.add(make_message(path_, '[', i, ']'), item.line,
                                  "expected [x, y] with x and y numbers in 0..1 (fractions of the frame's width "
                                  "and height), got " +
-                                     describe_found(item));
+                                     describe_point(item));
         continue;
       }
       points.push_back({*x, *y});
@@ -183,6 +188,20 @@ class ValueReader {
 
  private:
   bool plain_scalar() const { return node_.kind == Kind::kScalar && node_.plain; }
+
+  // "[1.5, 0]" for a short list of scalars (what a point is written as), else as describe_found.
+  static std::string describe_point(const YamlNode& node) {
+    constexpr size_t kShownItems = 4;
+    const bool flat = node.kind == Kind::kSequence && node.children.size() <= kShownItems &&
+                      std::all_of(node.children.begin(), node.children.end(),
+                                  [](const YamlNode& c) { return c.kind == Kind::kScalar; });
+    if (!flat) return describe_found(node);
+    std::string text = "[";
+    for (size_t i = 0; i < node.children.size(); ++i) {
+      text.append(i == 0 ? "" : ", ").append(node.children[i].scalar.substr(0, 24));
+    }
+    return text + "]";
+  }
 
   // A plain decimal number in [0, 1].
   static std::optional<double> fraction(const YamlNode& node) {

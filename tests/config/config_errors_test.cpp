@@ -212,17 +212,19 @@ TEST_CASE("zones and lines: point lists, shapes, names and tracking") {
   std::string message = folder.error(with_region("zones:", "[[0, 0], [1, 0]]"));
   CHECK_MESSAGE(contains(message,
                          "streams[0].zones[0].points: expected list of 3..64 [x, y] points, x and y in "
-                         "0..1, got a list (line 10)"),
+                         "0..1, got 2 points (line 10)"),
                 message);
   message = folder.error(with_region("zones:", "[[0, 0], [1.5, 0], [1, 1]]"));
   CHECK_MESSAGE(contains(message,
                          "streams[0].zones[0].points[1]: expected [x, y] with x and y numbers in 0..1 "
-                         "(fractions of the frame's width and height), got a list (line 10)"),
+                         "(fractions of the frame's width and height), got [1.5, 0] (line 10)"),
                 message);
   CHECK(contains(folder.error(with_region("zones:", "[[0, 0], [0.5, x], [1, 1]]")),
-                 "zones[0].points[1]: expected [x, y]"));
-  CHECK(
-      contains(folder.error(with_region("zones:", "[[0, 0], [0.5], [1, 1]]")), "zones[0].points[1]: expected [x, y]"));
+                 "zones[0].points[1]: expected [x, y] with x and y numbers in 0..1 (fractions of the frame's width "
+                 "and height), got [0.5, x]"));
+  CHECK(contains(folder.error(with_region("zones:", "[[0, 0], [0.5], [1, 1]]")), "got [0.5] (line 10)"));
+  CHECK(contains(folder.error(with_region("zones:", "[[0, 0], [[0.5, 1]], [1, 1]]")), "got a list (line 10)"));
+  CHECK(contains(folder.error(with_region("zones:", "[[0, 0], [1e400, 0], [1, 1]]")), "got [1e400, 0] (line 10)"));
   CHECK(contains(folder.error(with_region("zones:", "[[0, 0], [0.5, 0.5], [1, 1]]")),
                  "streams[0].zones[0].points: the zone's points enclose no area (they lie on one line) (line 10)"));
   CHECK(contains(folder.error(with_region("lines:", "[[0, 0], [0.5, 0.5], [1, 1]]")),
