@@ -37,7 +37,8 @@ bool MotionGate::let_through(const DecodedFrame& frame, Clock::time_point now) {
   const bool same_size = frame.width() == reference_width_ && frame.height() == reference_height_;
   const bool refresh_due =
       options_.refresh_s > 0 && now - reference_time_ >= std::chrono::duration<double>(options_.refresh_s);
-  bool through = !same_size || reference_.empty() || refresh_due;
+  // A frame smaller than one block cannot be judged: it always goes through.
+  bool through = !same_size || reference_.empty() || current_.empty() || refresh_due;
   last_changed_percent_ = 0;
   if (!through) {
     size_t changed = 0;

@@ -96,4 +96,8 @@ TEST_CASE("motion gate: a refresh is due after refresh_s; a new frame size goes 
   const Picture bigger(640, 480);
   CHECK(gate.let_through(bigger.frame(), t0 + std::chrono::seconds(12)));
   CHECK_FALSE(gate.let_through(bigger.frame(), t0 + std::chrono::seconds(12)));
+  // Smaller than one block: nothing to judge by, so never held back.
+  const Picture tiny(6, 6);
+  CHECK(gate.let_through(tiny.frame(), t0 + std::chrono::seconds(13)));
+  CHECK(gate.let_through(tiny.frame(), t0 + std::chrono::seconds(13)));
 }
