@@ -45,8 +45,7 @@ bool MotionGate::let_through(const DecodedFrame& frame, Clock::time_point now) {
     for (size_t i = 0; i < current_.size(); ++i) {
       changed += std::abs(static_cast<int>(current_[i]) - static_cast<int>(reference_[i])) >= options_.block_delta;
     }
-    last_changed_percent_ =
-        current_.empty() ? 0 : 100.0 * static_cast<double>(changed) / static_cast<double>(current_.size());
+    last_changed_percent_ = 100.0 * static_cast<double>(changed) / static_cast<double>(current_.size());
     through = last_changed_percent_ >= options_.min_area_percent;
   }
   if (through) {
