@@ -435,7 +435,10 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
     stream.stats.tracks_started.store(stream.tracker.tracks_started());
   }
   ZoneActivity zone_activity;
-  if (!stream.zones.empty()) zone_activity = stream.zones.update(detections, frame.width(), frame.height());
+  if (!stream.zones.empty()) {
+    zone_activity = stream.zones.update(detections, frame.width(), frame.height());
+    publish_zone_states(stream, zone_activity);
+  }
   const double latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - frame.captured_at).count();
   stream.stats.add_latency_ms(latency_ms);
   submit_overlay(stream, frame, detections, latency_ms);

@@ -37,6 +37,7 @@ namespace edgefuse {
 class MqttPublisher;
 class PrometheusWriter;
 class StatusServer;
+struct ZoneActivity;
 
 struct StreamReport {
   std::string name;
@@ -111,6 +112,8 @@ class Daemon {
   void submit_overlay(Stream& stream, const DecodedFrame& frame, const std::vector<Detection>& detections,
                       double latency_ms);
   void close_overlay(Stream& stream);
+  // Zone counts that changed and line totals that grew, as retained MQTT values.
+  void publish_zone_states(Stream& stream, const ZoneActivity& activity);
   // Queues a snapshot of the frame for the event `event_id`; its path, or empty without snapshots.
   std::string take_snapshot(Stream& stream, const DecodedFrame& frame, const std::vector<Detection>& detections,
                             const std::string& event_id);

@@ -3,6 +3,7 @@
 // never missing from the broker's side. Built only with libmosquitto (pipeline/mqtt).
 #include "pipeline/daemon/daemon.h"
 #include "pipeline/daemon/daemon_log.h"
+#include "pipeline/daemon/daemon_parts.h"
 #include "pipeline/metrics/prometheus_writer.h"
 
 #if EDGEFUSE_HAVE_MQTT
@@ -62,6 +63,32 @@ void Daemon::publish_mqtt(const std::string& stream, const std::string& json) {
 #endif
 }
 
+void Daemon::publish_zone_states(Stream& stream, const ZoneActivity& activity) {
+#if EDGEFUSE_HAVE_MQTT
+  if (!mqtt_) return;
+  const bool first = stream.zone_counts_published.empty();
+  const std::vector<Zone>& zones = stream.zones.zones();
+  stream.zone_counts_published.resize(zones.size(), -1);
+  for (size_t z = 0; z < zones.size(); ++z) {
+    if (activity.occupancy[z] == stream.zone_counts_published[z]) continue;
+    stream.zone_counts_published[z] = activity.occupancy[z];
+    (void)mqtt_->publish_state(stream.config.name, "zones/" + zones[z].name, std::to_string(activity.occupancy[z]));
+  }
+  if (!first && activity.crossings.empty()) return;
+  const ZoneTotals totals = stream.zones.totals();
+  for (size_t l = 0; l < totals.line_names.size(); ++l) {
+    for (const CrossingDirection direction : {CrossingDirection::kForward, CrossingDirection::kBackward}) {
+      const std::string subtopic = "lines/" + totals.line_names[l] + "/" + crossing_direction_name(direction);
+      (void)mqtt_->publish_state(stream.config.name, subtopic,
+                                 std::to_string(totals.crossings[l][static_cast<size_t>(direction)]));
+    }
+  }
+#else
+  (void)stream;
+  (void)activity;
+#endif
+}
+
 void Daemon::close_mqtt() {
 #if EDGEFUSE_HAVE_MQTT
   if (!mqtt_) return;
@@ -87,6 +114,9 @@ void Daemon::render_output_metrics(PrometheusWriter& out) const {
   out.sample("edgefuse_mqtt_acknowledged_total", {}, static_cast<double>(counters.acknowledged));
   out.family("edgefuse_mqtt_republished_total", MetricType::kCounter, "Events sent again after a reconnect.");
   out.sample("edgefuse_mqtt_republished_total", {}, static_cast<double>(counters.republished));
+  out.family("edgefuse_mqtt_states_published_total", MetricType::kCounter,
+             "Retained state values sent (zone counts, line crossings), resends included.");
+  out.sample("edgefuse_mqtt_states_published_total", {}, static_cast<double>(counters.states_published));
   out.family("edgefuse_mqtt_reconnects_total", MetricType::kCounter, "Connections to the broker after the first.");
   out.sample("edgefuse_mqtt_reconnects_total", {}, static_cast<double>(counters.reconnects));
   out.family("edgefuse_spool_depth", MetricType::kGauge, "Events on disk waiting for the broker's acknowledgement.");

@@ -22,11 +22,12 @@ class SnapshotWriter;
 struct Daemon::Stream {
   StreamConfig config;
   Model* model = nullptr;
-  int slot = -1;                  // in its model's scheduler
-  std::vector<int> class_filter;  // empty: every class
-  MotionGate motion;              // config.motion_gate: judged on the source's thread alone
-  IouTracker tracker;             // config.track: ids for the detections, updated by the model's worker alone
-  ZoneMonitor zones;              // config.zones and lines, updated by the model's worker alone
+  int slot = -1;                           // in its model's scheduler
+  std::vector<int> class_filter;           // empty: every class
+  MotionGate motion;                       // config.motion_gate: judged on the source's thread alone
+  IouTracker tracker;                      // config.track: ids for the detections, updated by the model's worker alone
+  ZoneMonitor zones;                       // config.zones and lines, updated by the model's worker alone
+  std::vector<int> zone_counts_published;  // over MQTT (retained), by the model's worker; empty: none yet
   StreamStats stats;
   std::unique_ptr<StreamSupervisor> supervisor;
   bool start_failed = false;

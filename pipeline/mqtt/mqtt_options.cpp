@@ -54,4 +54,16 @@ Result<std::string> mqtt_event_topic(std::string_view topic_prefix, std::string_
   return topic;
 }
 
+Result<std::string> mqtt_state_topic(std::string_view topic_prefix, std::string_view stream,
+                                     std::string_view subtopic) {
+  EF_ASSIGN_OR_RETURN(std::string topic, mqtt_event_topic(topic_prefix, stream));
+  if (subtopic.empty() || subtopic.front() == '/' || subtopic.back() == '/' || subtopic.find("//") != subtopic.npos ||
+      has_wildcard_or_nul(subtopic)) {
+    return invalid_argument("mqtt: '", subtopic, "' cannot be a topic below a stream (empty levels or wildcards)");
+  }
+  topic.resize(topic.size() - std::string_view("events").size());
+  topic.append(subtopic);
+  return topic;
+}
+
 }  // namespace edgefuse

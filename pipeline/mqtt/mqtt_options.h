@@ -35,5 +35,8 @@ Status validate_mqtt_options(const MqttOptions& options);
 
 // "<prefix>/<stream>/events"; a stream name must be non-empty without '/', '+', '#' or NUL.
 Result<std::string> mqtt_event_topic(std::string_view topic_prefix, std::string_view stream);
+// <topic_prefix>/<stream>/<subtopic> for a retained state value ("zones/path"): the same checks
+// on the stream, and a subtopic of non-empty levels without wildcards.
+Result<std::string> mqtt_state_topic(std::string_view topic_prefix, std::string_view stream, std::string_view subtopic);
 
 }  // namespace edgefuse

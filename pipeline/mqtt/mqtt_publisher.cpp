@@ -98,6 +98,16 @@ Status MqttPublisher::publish(std::string_view stream, std::string_view payload)
   return Status::ok();
 }
 
+Status MqttPublisher::publish_state(std::string_view stream, std::string_view subtopic, std::string value) {
+  EF_ASSIGN_OR_RETURN(std::string topic, mqtt_state_topic(options_.topic_prefix, stream, subtopic));
+  {
+    const std::lock_guard lock(states_mutex_);
+    states_[std::move(topic)] = {std::move(value), false};
+  }
+  wake();
+  return Status::ok();
+}
+
 MqttCounters MqttPublisher::counters() const {
   MqttCounters counters;
   counters.spool_depth = spool_->depth();  // first: see on_publish
@@ -107,6 +117,7 @@ MqttCounters MqttPublisher::counters() const {
   counters.republished = republished_.load();
   counters.replayed = replayed_.load();
   counters.reconnects = reconnects_.load();
+  counters.states_published = states_published_.load();
   counters.spool_bytes = spool_->bytes();
   counters.spool_dropped = spool_->dropped();
   std::lock_guard<std::mutex> lock(error_mutex_);
@@ -201,6 +212,7 @@ void MqttPublisher::run() {
     }
     service_connection();
     if (client_ != nullptr && session_up_) publish_pending();
+    if (client_ != nullptr && session_up_) publish_states();
   }
   if (client_ != nullptr) {
     // DISCONNECT is written at once (no libmosquitto thread): the broker keeps the session, not a will.
@@ -288,6 +300,20 @@ void MqttPublisher::publish_pending() {
   }
 }
 
+void MqttPublisher::publish_states() {
+  const std::lock_guard lock(states_mutex_);
+  for (auto& [topic, state] : states_) {
+    if (state.sent) continue;
+    // QoS 1 without tracking the PUBACK: a value lost with the connection is sent again on the
+    // next one (every value is unsent after a reconnect), and a newer one supersedes it anyway.
+    const int rc = mosquitto_publish(client_, nullptr, topic.c_str(), static_cast<int>(state.value.size()),
+                                     state.value.data(), /*qos=*/1, /*retain=*/true);
+    if (rc != MOSQ_ERR_SUCCESS) return;  // the connection's trouble shows in service_connection()
+    state.sent = true;
+    ++states_published_;
+  }
+}
+
 void MqttPublisher::drop_connection(const std::string& reason) {
   const bool was_up = session_up_;
   session_up_ = false;
@@ -316,6 +342,10 @@ void MqttPublisher::on_connect(mosquitto* /*client*/, void* self_pointer, int re
   self->connected_ = true;
   self->backoff_.reset();
   self->send_after_ = 0;  // everything unacknowledged goes out again on a new connection
+  {
+    const std::lock_guard lock(self->states_mutex_);
+    for (auto& [topic, state] : self->states_) state.sent = false;  // and every state value
+  }
   if (self->ever_connected_) ++self->reconnects_;
   self->ever_connected_ = true;
   self->log(make_message("connected to ", self->endpoint_, " as '", self->options_.client_id, "' (",

@@ -8,6 +8,10 @@
 // at start it replays what a previous run left in the spool. Receivers therefore see duplicates
 // after outages and restarts: the payload must carry an event id to detect them.
 //
+// State values (publish_state: a zone's object count, a line's crossings) go another way: only the
+// latest value per topic is kept, in memory, and sent with QoS 1 and the retain flag, again after
+// every reconnect, so a subscriber arriving at any time reads the current value at once.
+//
 // Session: fixed client id, clean_session=false, MQTT 3.1.1. Credentials never appear in a log
 // line, an error message or last_error.
 //
@@ -17,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,9 +48,10 @@ struct MqttCounters {
   int64_t replayed = 0;      // unacknowledged events found in the spool at start (a previous run's)
   int64_t spool_depth = 0;   // events not yet acknowledged
   int64_t spool_bytes = 0;
-  int64_t spool_dropped = 0;  // events lost to the spool's size bound since start
-  int64_t reconnects = 0;     // successful connections after the first
-  std::string last_error;     // the latest connection or protocol error; empty when none yet
+  int64_t spool_dropped = 0;     // events lost to the spool's size bound since start
+  int64_t reconnects = 0;        // successful connections after the first
+  int64_t states_published = 0;  // retained state values sent (not in `published`)
+  std::string last_error;        // the latest connection or protocol error; empty when none yet
 };
 
 class MqttPublisher {
@@ -60,6 +66,11 @@ class MqttPublisher {
   // Spools one event for <topic_prefix>/<stream>/events. Fails only for a bad stream name, an event
   // larger than the spool bound, or a spool I/O error; an ok return means the event is on disk.
   Status publish(std::string_view stream, std::string_view payload);
+
+  // Sets <topic_prefix>/<stream>/<subtopic> to `value` as a retained message, sent as soon as
+  // connected; a newer value for the same topic replaces one not yet sent. Fails only for names
+  // that cannot be topic levels.
+  Status publish_state(std::string_view stream, std::string_view subtopic, std::string value);
 
   MqttCounters counters() const;
 
@@ -78,6 +89,7 @@ class MqttPublisher {
   void connect();
   void service_connection();
   void publish_pending();
+  void publish_states();
   void drop_connection(const std::string& reason);
   void wait_for_wake(std::chrono::steady_clock::time_point until);
   void drain_wake();
@@ -110,8 +122,17 @@ class MqttPublisher {
   bool ever_connected_ = false;
   ReconnectBackoff backoff_;
 
+  // State values: topic -> (value, sent on this connection). Any thread sets, the thread sends.
+  struct StateValue {
+    std::string value;
+    bool sent = false;
+  };
+  std::mutex states_mutex_;
+  std::map<std::string, StateValue> states_;
+
   std::atomic<bool> connected_{false};
   std::atomic<int64_t> published_{0}, acknowledged_{0}, republished_{0}, replayed_{0}, reconnects_{0};
+  std::atomic<int64_t> states_published_{0};
   mutable std::mutex error_mutex_;
   std::string last_error_;
 };
