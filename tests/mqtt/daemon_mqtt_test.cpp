@@ -2,7 +2,8 @@
 // the broker restarted twice while events flow, and the daemon itself SIGKILLed and started again
 // over its spool. The events file is the record of what was emitted; the subscriber (persistent
 // session) must hold every id in it, duplicates allowed and counted, and the spool must be empty
-// once the last daemon has stopped. (Broker SIGKILLs are exercised in mqtt_crash_test.cpp.)
+// once the last daemon has stopped. (Broker SIGKILLs are exercised in mqtt_crash_test.cpp.) And the
+// retained zone and line values: what a subscriber arriving after the run reads matches the events.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -10,10 +11,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,6 +47,12 @@ class DaemonProcess {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
     pid_ = -1;
+  }
+  int wait() {  // until it exits by itself; the exit status
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   int terminate() {  // SIGTERM: drain, flush MQTT, exit; the exit status
     kill(pid_, SIGTERM);
@@ -152,6 +161,70 @@ TEST_CASE("every event the daemon emitted reaches the subscriber across broker r
   CHECK(daemon_log.find("replayed from the spool") != std::string::npos);
   CHECK(daemon_log.find("left in the spool 0") != std::string::npos);  // the last run flushed everything
   subscriber.stop();
+  broker.stop();
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("zone counts and line crossings are retained values a late subscriber reads at once") {
+  if (mosquitto_binary().empty()) {
+    MESSAGE("SKIPPED: mosquitto is not installed (apt install mosquitto)");
+    return;
+  }
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("edgefuse_zone_states_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const int port = free_loopback_port();
+  MosquittoBroker broker(dir / "broker", port, "allow_anonymous true\n");
+  std::string error;
+  REQUIRE_MESSAGE(broker.start(error), error);
+
+  // The clip at one frame in 10, to its end: the halves' counts change, people cross the middle.
+  const std::filesystem::path config = dir / "config.yaml", events = dir / "events.jsonl", log = dir / "daemon.log";
+  std::ofstream(config) << "models:\n  - name: people\n    path: " << model.string() << "\n    threads: 1\n"
+                        << "streams:\n  - name: street\n    uri: " << clip.string()
+                        << "\n    model: people\n    realtime: false\n    queue-size: 64\n    inference-interval: 10\n"
+                        << "    classes: [person]\n    track-max-age: 5\n    zones:\n"
+                        << "      - name: left\n        points: [[0, 0], [0.5, 0], [0.5, 1], [0, 1]]\n"
+                        << "      - name: right\n        points: [[0.5, 0], [1, 0], [1, 1], [0.5, 1]]\n"
+                        << "    lines:\n      - name: middle\n        points: [[0.5, 0], [0.5, 1]]\n"
+                        << "events:\n  path: " << events.string() << "\n  empty-frames: true\n"
+                        << "mqtt:\n  port: " << port
+                        << "\n  client-id: edgefuse-test-zones\n  spool-dir: " << (dir / "spool").string()
+                        << "\nstats-interval-s: 0\n";
+  DaemonProcess daemon(config, log);
+  REQUIRE(daemon.wait() == 0);
+
+  // What the events say: the last frame's counts, and all crossings by direction.
+  nlohmann::json last;
+  int forward = 0, backward = 0;
+  std::ifstream in(events);
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json event = nlohmann::json::parse(line);
+    if (event.at("type") != "detections") continue;
+    last = event;
+    for (const nlohmann::json& crossing : event.value("line_crossings", nlohmann::json::array())) {
+      (crossing.at("direction") == "forward" ? forward : backward)++;
+    }
+  }
+  REQUIRE(last.is_object());
+  // A subscriber arriving after the daemon has gone still reads every value.
+  TestSubscriber late(port, "edgefuse-test-late");
+  REQUIRE_MESSAGE(late.start(error), error);
+  REQUIRE(late.wait_for_values(4, std::chrono::seconds(10)));
+  const std::map<std::string, std::string> values = late.values();
+  const std::map<std::string, std::string> expected = {
+      {"edgefuse/street/zones/left", std::to_string(last.at("zone_counts").at("left").get<int>())},
+      {"edgefuse/street/zones/right", std::to_string(last.at("zone_counts").at("right").get<int>())},
+      {"edgefuse/street/lines/middle/forward", std::to_string(forward)},
+      {"edgefuse/street/lines/middle/backward", std::to_string(backward)}};
+  CHECK(values == expected);
+  MESSAGE("retained: left ", values.at("edgefuse/street/zones/left"), ", right ",
+          values.at("edgefuse/street/zones/right"), ", crossings ", forward, " forward, ", backward, " backward");
+  CHECK(forward + backward > 0);
+  late.stop();
   broker.stop();
   std::filesystem::remove_all(dir);
 }

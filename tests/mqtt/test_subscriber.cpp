@@ -112,6 +112,20 @@ int64_t TestSubscriber::duplicates() const {
   return duplicates_;
 }
 
+std::map<std::string, std::string> TestSubscriber::values() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return values_;
+}
+
+bool TestSubscriber::wait_for_values(size_t count, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (values().size() < count) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 std::set<std::string> TestSubscriber::topics() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return topics_;
@@ -165,7 +179,11 @@ void TestSubscriber::on_message(mosquitto* /*client*/, void* self_pointer, const
     self->topics_.insert(message->topic);
     return;
   }
-  if (!payload.starts_with("id=")) return;
+  if (!payload.starts_with("id=")) {
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    self->values_[message->topic] = std::string(payload);
+    return;
+  }
   const int64_t id = std::stoll(std::string(payload.substr(3, payload.find(';') - 3)));
   std::lock_guard<std::mutex> lock(self->mutex_);
   if (self->counts_[id]++ > 0) ++self->duplicates_;

@@ -2,7 +2,8 @@
 // (fixed id, clean_session=false) and a QoS 1 subscription to `edgefuse/#`, run by libmosquitto's
 // own thread, which reconnects after broker loss. Payloads start with "id=<number>;" (the
 // publisher tests) or are daemon events, JSON objects with "id":"<run id>-<sequence>"; it records
-// every id received and counts duplicates.
+// every id received and counts duplicates. Any other payload is a state value: the latest per
+// topic is kept.
 #pragma once
 
 #include <chrono>
@@ -43,6 +44,11 @@ class TestSubscriber {
   std::vector<std::string> missing_events(const std::set<std::string>& expected) const;
   bool wait_for_events(const std::set<std::string>& expected, std::chrono::seconds timeout);
   int64_t event_duplicates() const;
+  // The latest payload of every topic whose messages are neither events nor "id=" payloads: the
+  // daemon's retained state values (zone counts, line crossings).
+  std::map<std::string, std::string> values() const;
+  // Waits until values() has `count` topics; false on timeout.
+  bool wait_for_values(size_t count, std::chrono::seconds timeout);
 
  private:
   static void on_connect(mosquitto* client, void* self, int result);
@@ -58,6 +64,7 @@ class TestSubscriber {
   bool subscribed_ = false;
   std::map<int64_t, int> counts_;
   std::map<std::string, int> event_counts_;
+  std::map<std::string, std::string> values_;
   int64_t event_duplicates_ = 0;
   int64_t duplicates_ = 0;
   std::set<std::string> topics_;
