@@ -26,7 +26,7 @@ namespace edgefuse {
 
 struct SnapshotOptions {
   std::filesystem::path folder;   // created if missing
-  int64_t max_bytes = 256 << 20;  // the folder's snapshots together, at least one image's worth
+  int64_t max_bytes = 256 << 20;  // the folder's snapshots together (the newest stays, even alone above it)
   int quality = 85;               // JPEG, 1..100
   int queue_size = 4;             // snapshots waiting to be encoded, 1..64
   OverlayText text;               // labels, zones and lines drawn on each snapshot
