@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline/zones/zone_geometry.h"
 #include "runtime/status.h"
 
 namespace edgefuse {
@@ -35,16 +36,10 @@ struct ModelConfig {
   bool operator==(const ModelConfig&) const = default;
 };
 
-// A point in fractions of a frame: x of its width, y of its height, both in [0, 1], y down.
-struct FramePoint {
-  double x = 0, y = 0;
-  bool operator==(const FramePoint&) const = default;
-};
-
 // A zone (a polygon) or a counting line (two points) of a stream; see pipeline/zones/zone_monitor.h.
 struct RegionConfig {
   std::string name;                  // unique among its stream's zones and lines, [A-Za-z0-9_.-]+
-  std::vector<FramePoint> points;    // zones 3..64 enclosing some area; lines 2, apart
+  std::vector<Point> points;         // frame fractions in [0, 1]; zones 3..64 enclosing some area; lines 2, apart
   std::vector<std::string> classes;  // class names it watches; empty = every class the stream reports
   bool operator==(const RegionConfig&) const = default;
 };

@@ -40,15 +40,6 @@ void check_unique_names(const std::vector<Item>& items, std::string_view list, s
 constexpr size_t kMaxRegionsPerKind = 32;
 constexpr double kMinZoneArea = 1e-6;
 
-// Shoelace formula, in frame fractions.
-double zone_area(const std::vector<FramePoint>& points) {
-  double twice = 0;
-  for (size_t i = 0, j = points.size() - 1; i < points.size(); j = i++) {
-    twice += points[j].x * points[i].y - points[i].x * points[j].y;
-  }
-  return std::abs(twice) / 2;
-}
-
 bool scheme_listed(std::string_view schemes, std::string_view scheme) {
   while (true) {
     const size_t bar = schemes.find('|');
@@ -110,7 +101,7 @@ void check_regions(const StreamConfig& stream, size_t index, ReadContext& contex
                                 make_message("duplicate zone or line name \"", region.name, "\"; first defined at ",
                                              first->second, " (line ", line_of(context, first->second), ")"));
       }
-      if (zones && region.points.size() >= 3 && zone_area(region.points) < kMinZoneArea) {
+      if (zones && region.points.size() >= 3 && std::abs(polygon_twice_area(region.points)) / 2 < kMinZoneArea) {
         context.diagnostics.add(points_path, line_of(context, points_path),
                                 "the zone's points enclose no area (they lie on one line)");
       }

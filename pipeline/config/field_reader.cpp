@@ -157,7 +157,7 @@ class ValueReader {
     out = std::move(items);
   }
 
-  void read(std::vector<FramePoint>& out) {
+  void read(std::vector<Point>& out) {
     EF_ASSERT(rule_.type == ValueType::kPointList, "key ", rule_.key, " is not a point list type");
     if (node_.kind != Kind::kSequence) return mismatch();
     const auto count = static_cast<double>(node_.children.size());
@@ -166,7 +166,7 @@ class ValueReader {
           path_, node_.line,
           make_message("expected ", describe_expectation(rule_), ", got ", node_.children.size(), " points"));
     }
-    std::vector<FramePoint> points;
+    std::vector<Point> points;
     for (size_t i = 0; i < node_.children.size(); ++i) {
       const YamlNode& item = node_.children[i];
       std::optional<double> x, y;

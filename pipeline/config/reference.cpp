@@ -27,7 +27,7 @@ std::string default_text(const FieldSpec<Target>& field) {
           return text.empty() ? "(none)" : "\"" + text + "\"";
         } else if constexpr (std::is_same_v<Value, std::vector<std::string>>) {
           return value.empty() ? "[] (all)" : "(list)";
-        } else if constexpr (std::is_same_v<Value, std::vector<FramePoint>>) {
+        } else if constexpr (std::is_same_v<Value, std::vector<Point>>) {
           return "(none)";
         } else {
           return make_message(value);

@@ -50,7 +50,7 @@ struct KeyRule {
 
 template <typename Target>
 using MemberRef = std::variant<std::string Target::*, std::filesystem::path Target::*, int Target::*, double Target::*,
-                               bool Target::*, std::vector<std::string> Target::*, std::vector<FramePoint> Target::*>;
+                               bool Target::*, std::vector<std::string> Target::*, std::vector<Point> Target::*>;
 
 template <typename Target>
 struct FieldSpec {

@@ -39,12 +39,10 @@ Result<ZoneMonitor> stream_zone_monitor(const StreamConfig& config, const ClassI
       if (!classes.is_ok()) {
         return classes.status().with_context(make_message(is_zone ? "zone '" : "line '", region.name, "'"));
       }
-      std::vector<Point> points;
-      for (const FramePoint& p : region.points) points.push_back({p.x, p.y});
       if (is_zone) {
-        zones.push_back({region.name, std::move(points), std::move(*classes)});
+        zones.push_back({region.name, region.points, std::move(*classes)});
       } else {
-        lines.push_back({region.name, points.at(0), points.at(1), std::move(*classes)});
+        lines.push_back({region.name, region.points.at(0), region.points.at(1), std::move(*classes)});
       }
     }
   }

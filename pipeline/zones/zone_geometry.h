@@ -10,6 +10,7 @@ namespace edgefuse {
 
 struct Point {
   double x = 0, y = 0;
+  bool operator==(const Point&) const = default;
 };
 
 // Where an object stands: the bottom centre of its box (a pedestrian's feet, a car's wheels), so a

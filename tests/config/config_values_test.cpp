@@ -123,14 +123,14 @@ TEST_CASE("a config with every key parses to exactly the values written") {
   CHECK(street.motion_refresh_s == 0);
   REQUIRE(street.zones.size() == 2);
   CHECK(street.zones[0].name == "crossing");
-  CHECK(street.zones[0].points == std::vector<FramePoint>{{0, 0.5}, {1, 0.5}, {1, 1}, {0, 1}});
+  CHECK(street.zones[0].points == std::vector<Point>{{0, 0.5}, {1, 0.5}, {1, 1}, {0, 1}});
   CHECK(street.zones[0].classes == std::vector<std::string>{"person"});
   CHECK(street.zones[1].points.size() == 3);
   CHECK(street.zones[1].classes.empty());
   CHECK(street.lines.empty());
   REQUIRE(config.streams[1].lines.size() == 1);
   CHECK(config.streams[1].lines[0].name == "threshold");
-  CHECK(config.streams[1].lines[0].points == std::vector<FramePoint>{{0.25, 0.9}, {0.75, 0.9}});
+  CHECK(config.streams[1].lines[0].points == std::vector<Point>{{0.25, 0.9}, {0.75, 0.9}});
   CHECK(config.streams[1].uri == "rtsp://127.0.0.1:8554/door");
   CHECK(config.streams[1].rtsp_transport == "udp");
   CHECK(config.streams[2].uri == "test://ball");
