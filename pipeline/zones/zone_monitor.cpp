@@ -23,9 +23,8 @@ ZoneMonitor::ZoneMonitor(std::vector<Zone> zones, std::vector<CountingLine> line
   EF_ASSERT(zones_.size() <= kMaxZones && lines_.size() <= kMaxLines, "too many zones or lines");
   for (const Zone& zone : zones_) {
     EF_ASSERT(zone.polygon.size() >= 3, "zone ", zone.name, " has under 3 points");
-    zone_names_.push_back(zone.name);
+    totals_.zone_names.push_back(zone.name);
   }
-  totals_.zone_names = zone_names_;
   for (const CountingLine& line : lines_) totals_.line_names.push_back(line.name);
   totals_.occupancy.assign(zones_.size(), 0);
   totals_.entries.assign(zones_.size(), 0);
@@ -41,7 +40,6 @@ ZoneMonitor& ZoneMonitor::operator=(ZoneMonitor&& other) noexcept {
   const std::scoped_lock lock(totals_mutex_, other.totals_mutex_);
   zones_ = std::move(other.zones_);
   lines_ = std::move(other.lines_);
-  zone_names_ = std::move(other.zone_names_);
   max_age_ = other.max_age_;
   frame_ = other.frame_;
   tracks_ = std::move(other.tracks_);

@@ -87,7 +87,8 @@ class ZoneMonitor {
   bool empty() const { return zones_.empty() && lines_.empty(); }
   const std::vector<Zone>& zones() const { return zones_; }
   const std::vector<CountingLine>& lines() const { return lines_; }
-  const std::vector<std::string>& zone_names() const { return zone_names_; }  // by zone_mask bit
+  // By zone_mask bit. Set once at construction, so read without the totals' lock.
+  const std::vector<std::string>& zone_names() const { return totals_.zone_names; }
 
   // The next processed frame's detections (after tracking; boxes in pixels of a width x height
   // frame): sets each detection's zone_mask and returns the frame's activity. Frames in order.
@@ -113,7 +114,6 @@ class ZoneMonitor {
 
   std::vector<Zone> zones_;
   std::vector<CountingLine> lines_;
-  std::vector<std::string> zone_names_;
   int max_age_ = 0;
   int64_t frame_ = 0;
   std::unordered_map<int64_t, TrackState> tracks_;
