@@ -41,6 +41,7 @@ struct RegionConfig {
   std::string name;                  // unique among its stream's zones and lines, [A-Za-z0-9_.-]+
   std::vector<Point> points;         // frame fractions in [0, 1]; zones 3..64 enclosing some area; lines 2, apart
   std::vector<std::string> classes;  // class names it watches; empty = every class the stream reports
+  double loiter_s = 0;               // zones: report tracks staying this long; 0 = never (lines: unused)
   bool operator==(const RegionConfig&) const = default;
 };
 
@@ -87,7 +88,7 @@ struct StreamConfig {
   std::string overlay_file;  // absolute after parsing; empty = none
   int overlay_port = 0;      // live view on http://<http.address>:PORT/, 0 = none
   // Snapshots (pipeline/overlay/snapshot_writer.h): JPEGs of frames where a tracked object appeared,
-  // entered a zone or crossed a line, in <snapshots>/<name>/; they need track.
+  // entered a zone, loitered or crossed a line, in <snapshots>/<name>/; they need track.
   std::string snapshots;       // absolute after parsing; empty = none
   int snapshots_max_mb = 256;  // the stream's snapshot folder is kept under this, oldest deleted; 1..1048576
   bool operator==(const StreamConfig&) const = default;

@@ -105,6 +105,11 @@ void check_regions(const StreamConfig& stream, size_t index, ReadContext& contex
         context.diagnostics.add(points_path, line_of(context, points_path),
                                 "the zone's points enclose no area (they lie on one line)");
       }
+      if (zones && region.loiter_s > 0 && !stream.track) {
+        const std::string path = item_path(list, i, "loiter-s");
+        context.diagnostics.add(path, line_of(context, path),
+                                "loitering is measured on tracked objects: it needs track: true");
+      }
       if (!zones && region.points.size() == 2 && region.points[0] == region.points[1]) {
         context.diagnostics.add(points_path, line_of(context, points_path), "the line's two points are the same");
       }

@@ -288,9 +288,10 @@ const std::array kStreamFields = {
     FieldSpec<StreamConfig>{{.key = "snapshots",
                              .type = kOutputPath,
                              .description = "Save a JPEG of the whole frame, detections, zones and lines drawn, "
-                                            "whenever a tracked object appears, enters a zone or crosses a line, "
-                                            "into <this folder>/<stream name>/ (relative to the config file's "
-                                            "folder); the frame's event names the file. Needs track: true."},
+                                            "whenever a tracked object appears, enters a zone, loiters or "
+                                            "crosses a line, into <this folder>/<stream name>/ (relative to the "
+                                            "config file's folder); the frame's event names the file. Needs "
+                                            "track: true."},
                             &StreamConfig::snapshots},
     FieldSpec<StreamConfig>{{.key = "snapshots-max-mb",
                              .type = kInt,
@@ -305,7 +306,8 @@ const std::array kStreamSections = {
                 .is_list = true,
                 .description = "Areas of the image: each detection lists the zones it stands in (the bottom "
                                "centre of its box), events count the objects in each zone, and tracked "
-                               "objects entering and leaving a zone are reported. At most 32."},
+                               "objects entering, leaving (with their stay's length) and loitering in a zone are "
+                               "reported. At most 32."},
     SectionSpec{.key = "lines",
                 .is_list = true,
                 .description = "Counting lines: a tracked object whose box's bottom centre crosses the segment "
@@ -331,6 +333,13 @@ const std::array kZoneFields = {
                             &RegionConfig::points},
     FieldSpec<RegionConfig>{{.key = "classes", .type = kStringList, .description = kRegionClassesDescription},
                             &RegionConfig::classes},
+    FieldSpec<RegionConfig>{{.key = "loiter-s",
+                             .type = kFloat,
+                             .range = {0, 86400},
+                             .description = "Report a tracked object that has stayed in the zone this many "
+                                            "seconds of stream time (a loiter zone event, once per stay); 0: "
+                                            "never. Needs track: true."},
+                            &RegionConfig::loiter_s},
 };
 
 const std::array kLineFields = {

@@ -23,11 +23,12 @@ int64_t unix_now_ns() {
       .count();
 }
 
-// An object newly in view, entering a zone or crossing a line: the moments worth a picture.
+// An object newly in view, entering a zone, loitering in one or crossing a line: the moments worth
+// a picture.
 bool worth_a_snapshot(const std::vector<int64_t>& newly_confirmed_tracks, const ZoneActivity& activity) {
   return !newly_confirmed_tracks.empty() || !activity.crossings.empty() ||
          std::any_of(activity.transitions.begin(), activity.transitions.end(),
-                     [](const ZoneTransition& t) { return t.entered; });
+                     [](const ZoneTransition& t) { return t.event != ZoneEvent::kLeave; });
 }
 
 // 16 hex digits, fresh per daemon run: event ids "<run id>-<sequence>" never repeat across restarts.
@@ -436,7 +437,8 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
   }
   ZoneActivity zone_activity;
   if (!stream.zones.empty()) {
-    zone_activity = stream.zones.update(detections, frame.width(), frame.height());
+    zone_activity =
+        stream.zones.update(detections, frame.width(), frame.height(), zone_seconds(stream.zone_clock, frame));
     publish_zone_states(stream, zone_activity);
   }
   const double latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - frame.captured_at).count();

@@ -97,13 +97,18 @@ std::string Daemon::render_metrics() const {
       out.sample("edgefuse_zone_objects", {{"stream", *name}, {"zone", totals.zone_names[z]}}, totals.occupancy[z]);
     }
   }
-  out.family("edgefuse_zone_entries_total", MetricType::kCounter, "Tracked objects that entered the zone.");
-  for (const auto& [name, totals] : zone_totals) {
-    for (size_t z = 0; z < totals.entries.size(); ++z) {
-      out.sample("edgefuse_zone_entries_total", {{"stream", *name}, {"zone", totals.zone_names[z]}},
-                 static_cast<double>(totals.entries[z]));
+  const auto zone_counter = [&](const char* family, const char* help, std::vector<int64_t> ZoneTotals::*counts) {
+    out.family(family, MetricType::kCounter, help);
+    for (const auto& [name, totals] : zone_totals) {
+      for (size_t z = 0; z < (totals.*counts).size(); ++z) {
+        out.sample(family, {{"stream", *name}, {"zone", totals.zone_names[z]}},
+                   static_cast<double>((totals.*counts)[z]));
+      }
     }
-  }
+  };
+  zone_counter("edgefuse_zone_entries_total", "Tracked objects that entered the zone.", &ZoneTotals::entries);
+  zone_counter("edgefuse_zone_loiterings_total", "Tracked objects that stayed in the zone its loiter-s seconds.",
+               &ZoneTotals::loiterings);
   out.family("edgefuse_line_crossings_total", MetricType::kCounter,
              "Tracked objects that crossed the counting line, by direction (forward, backward).");
   for (const auto& [name, totals] : zone_totals) {

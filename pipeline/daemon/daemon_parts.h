@@ -12,6 +12,7 @@
 #include "pipeline/metrics/histogram.h"
 #include "pipeline/motion/motion_gate.h"
 #include "pipeline/tracking/iou_tracker.h"
+#include "pipeline/zones/stream_clock.h"
 #include "pipeline/zones/zone_monitor.h"
 
 namespace edgefuse {
@@ -27,6 +28,7 @@ struct Daemon::Stream {
   MotionGate motion;                       // config.motion_gate: judged on the source's thread alone
   IouTracker tracker;                      // config.track: ids for the detections, updated by the model's worker alone
   ZoneMonitor zones;                       // config.zones and lines, updated by the model's worker alone
+  StreamClock zone_clock;                  // the zones' stream time, read by that worker alone
   std::vector<int> zone_counts_published;  // over MQTT (retained), by the model's worker; empty: none yet
   StreamStats stats;
   std::unique_ptr<StreamSupervisor> supervisor;

@@ -24,9 +24,10 @@ void write_zone_activity(JsonWriter& json, const ZoneMonitor& zones, const ZoneA
     for (const ZoneTransition& t : activity.transitions) {
       json.begin_object();
       json.key("zone").value(zones.zones()[t.zone].name);
-      json.key("event").value(t.entered ? "enter" : "leave");
+      json.key("event").value(zone_event_name(t.event));
       json.key("track_id").value(t.track_id);
       json.key("label").value(label_for(labels, t.class_id));
+      if (t.event != ZoneEvent::kEnter) json.key("dwell_s").value(t.dwell_s, 2);
       json.end_object();
     }
     json.end_array();

@@ -1,5 +1,7 @@
 #include "pipeline/daemon/stream_source.h"
 
+#include <chrono>
+
 namespace edgefuse {
 
 Result<VideoSourceOptions> stream_source_options(const StreamConfig& config) {
@@ -40,13 +42,18 @@ Result<ZoneMonitor> stream_zone_monitor(const StreamConfig& config, const ClassI
         return classes.status().with_context(make_message(is_zone ? "zone '" : "line '", region.name, "'"));
       }
       if (is_zone) {
-        zones.push_back({region.name, region.points, std::move(*classes)});
+        zones.push_back({region.name, region.points, std::move(*classes), region.loiter_s});
       } else {
         lines.push_back({region.name, region.points.at(0), region.points.at(1), std::move(*classes)});
       }
     }
   }
   return ZoneMonitor(std::move(zones), std::move(lines), config.track_max_age);
+}
+
+double zone_seconds(StreamClock& clock, const DecodedFrame& frame) {
+  const auto captured = std::chrono::duration_cast<std::chrono::nanoseconds>(frame.captured_at.time_since_epoch());
+  return clock.seconds(frame.pts_ns, captured.count());
 }
 
 }  // namespace edgefuse

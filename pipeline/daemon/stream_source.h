@@ -11,6 +11,7 @@
 #include "pipeline/motion/motion_gate.h"
 #include "pipeline/tracking/iou_tracker.h"
 #include "pipeline/video/video_source.h"
+#include "pipeline/zones/stream_clock.h"
 #include "pipeline/zones/zone_monitor.h"
 
 namespace edgefuse {
@@ -29,5 +30,8 @@ using ClassIdLookup = std::function<Result<std::vector<int>>(const std::vector<s
 // zones and lines, their class names looked up; a name the model does not know is an error naming
 // the zone or line.
 Result<ZoneMonitor> stream_zone_monitor(const StreamConfig& config, const ClassIdLookup& class_ids);
+
+// The frame's time for the zones (ZoneMonitor::update), from its timestamp and capture time.
+double zone_seconds(StreamClock& clock, const DecodedFrame& frame);
 
 }  // namespace edgefuse

@@ -14,6 +14,18 @@ bool watches(const std::vector<int>& class_ids, int class_id) {
 
 }  // namespace
 
+const char* zone_event_name(ZoneEvent event) {
+  switch (event) {
+    case ZoneEvent::kEnter:
+      return "enter";
+    case ZoneEvent::kLeave:
+      return "leave";
+    case ZoneEvent::kLoiter:
+      return "loiter";
+  }
+  return "?";
+}
+
 const char* crossing_direction_name(CrossingDirection direction) {
   return direction == CrossingDirection::kForward ? "forward" : "backward";
 }
@@ -28,6 +40,7 @@ ZoneMonitor::ZoneMonitor(std::vector<Zone> zones, std::vector<CountingLine> line
   for (const CountingLine& line : lines_) totals_.line_names.push_back(line.name);
   totals_.occupancy.assign(zones_.size(), 0);
   totals_.entries.assign(zones_.size(), 0);
+  totals_.loiterings.assign(zones_.size(), 0);
   totals_.crossings.assign(lines_.size(), {0, 0});
 }
 
@@ -42,15 +55,17 @@ ZoneMonitor& ZoneMonitor::operator=(ZoneMonitor&& other) noexcept {
   lines_ = std::move(other.lines_);
   max_age_ = other.max_age_;
   frame_ = other.frame_;
+  seconds_ = other.seconds_;
   tracks_ = std::move(other.tracks_);
   totals_ = std::move(other.totals_);
   return *this;
 }
 
-ZoneActivity ZoneMonitor::update(std::span<Detection> detections, int width, int height) {
+ZoneActivity ZoneMonitor::update(std::span<Detection> detections, int width, int height, double seconds) {
   ZoneActivity activity;
   activity.occupancy.assign(zones_.size(), 0);
   ++frame_;
+  seconds_ = std::max(seconds_, seconds);
   for (Detection& detection : detections) {
     detection.zone_mask = 0;
     if (width <= 0 || height <= 0) continue;
@@ -66,7 +81,10 @@ ZoneActivity ZoneMonitor::update(std::span<Detection> detections, int width, int
 
   const std::lock_guard lock(totals_mutex_);
   totals_.occupancy = activity.occupancy;
-  for (const ZoneTransition& t : activity.transitions) totals_.entries[t.zone] += t.entered ? 1 : 0;
+  for (const ZoneTransition& t : activity.transitions) {
+    totals_.entries[t.zone] += t.event == ZoneEvent::kEnter ? 1 : 0;
+    totals_.loiterings[t.zone] += t.event == ZoneEvent::kLoiter ? 1 : 0;
+  }
   for (const LineCrossing& c : activity.crossings) ++totals_.crossings[c.line][static_cast<size_t>(c.direction)];
   return activity;
 }
@@ -74,17 +92,36 @@ ZoneActivity ZoneMonitor::update(std::span<Detection> detections, int width, int
 void ZoneMonitor::follow_track(const Detection& detection, Point anchor, ZoneActivity& activity) {
   TrackState& track = tracks_[detection.track_id];
   track.last_seen = frame_;
+  track.last_seen_s = seconds_;
   track.class_id = detection.class_id;
+  const auto report = [&](size_t zone, ZoneEvent event, double dwell_s) {
+    activity.transitions.push_back({.zone = zone,
+                                    .event = event,
+                                    .track_id = detection.track_id,
+                                    .class_id = detection.class_id,
+                                    .dwell_s = dwell_s});
+  };
   // Leaving before entering, as a walker from one zone into the next does.
-  for (const bool entered : {false, true}) {
-    const uint32_t changed = entered ? detection.zone_mask & ~track.inside : track.inside & ~detection.zone_mask;
-    for (size_t z = 0; z < zones_.size(); ++z) {
-      if ((changed >> z & 1u) == 0) continue;
-      activity.transitions.push_back(
-          {.zone = z, .entered = entered, .track_id = detection.track_id, .class_id = detection.class_id});
-    }
+  const uint32_t left = track.inside & ~detection.zone_mask, entered = detection.zone_mask & ~track.inside;
+  for (size_t z = 0; z < zones_.size(); ++z) {
+    if ((left >> z & 1u) != 0) report(z, ZoneEvent::kLeave, seconds_ - track.entered_s[z]);
+  }
+  for (size_t z = 0; z < zones_.size(); ++z) {
+    if ((entered >> z & 1u) == 0) continue;
+    report(z, ZoneEvent::kEnter, 0);
+    track.entered_s[z] = seconds_;
   }
   track.inside = detection.zone_mask;
+  track.loitered &= track.inside;  // a new stay may loiter again
+  for (size_t z = 0; z < zones_.size(); ++z) {
+    const double dwell_s = seconds_ - track.entered_s[z];
+    if ((track.inside >> z & 1u) == 0 || (track.loitered >> z & 1u) != 0 || zones_[z].loiter_s <= 0 ||
+        dwell_s < zones_[z].loiter_s) {
+      continue;
+    }
+    report(z, ZoneEvent::kLoiter, dwell_s);
+    track.loitered |= 1u << z;
+  }
 
   track.lines.resize(lines_.size());
   for (size_t l = 0; l < lines_.size(); ++l) {
@@ -112,9 +149,13 @@ void ZoneMonitor::expire_tracks(ZoneActivity& activity) {
   for (const int64_t id : expired) {
     const TrackState& track = tracks_.at(id);
     for (size_t z = 0; z < zones_.size(); ++z) {
-      if ((track.inside >> z & 1u) != 0) {
-        activity.transitions.push_back({.zone = z, .entered = false, .track_id = id, .class_id = track.class_id});
-      }
+      if ((track.inside >> z & 1u) == 0) continue;
+      // It was last seen inside: that is where its stay ends.
+      activity.transitions.push_back({.zone = z,
+                                      .event = ZoneEvent::kLeave,
+                                      .track_id = id,
+                                      .class_id = track.class_id,
+                                      .dwell_s = track.last_seen_s - track.entered_s[z]});
     }
     tracks_.erase(id);
   }

@@ -6,7 +6,11 @@
 // no tracking; entering, leaving and crossing follow confirmed tracks (track_id >= 0):
 // - a track enters a zone on the first frame its anchor is inside (its first frame included) and
 //   leaves on the first frame it is outside, or when it has not been seen for more than max_age
-//   processed frames (the tracker has ended it);
+//   processed frames (the tracker has ended it); a leave carries the seconds it stood inside
+//   (dwell): from its entering frame to its leaving frame, or to the last frame it was seen on
+//   when its track ended;
+// - a track loiters in a zone with loiter_s > 0 on the first frame it is seen inside having
+//   entered at least loiter_s seconds before: once per stay, as an alarm for someone lingering;
 // - a track crosses a line when its anchor moves from one strict side of the line to the other
 //   through the segment (not beside it). Its last position off the line is kept, so a walker
 //   hesitating on the line counts once, and one turning back counts again, the other way.
@@ -35,6 +39,7 @@ struct Zone {
   std::string name;
   std::vector<Point> polygon;  // >= 3 points, frame fractions
   std::vector<int> class_ids;  // classes it watches; empty: every class
+  double loiter_s = 0;         // > 0: report tracks that stay inside this long; 0: never
 };
 
 struct CountingLine {
@@ -46,11 +51,15 @@ struct CountingLine {
 enum class CrossingDirection { kForward, kBackward };
 const char* crossing_direction_name(CrossingDirection direction);  // "forward", "backward"
 
+enum class ZoneEvent { kEnter, kLeave, kLoiter };
+const char* zone_event_name(ZoneEvent event);  // "enter", "leave", "loiter"
+
 struct ZoneTransition {
   size_t zone = 0;
-  bool entered = false;  // false: left
+  ZoneEvent event = ZoneEvent::kEnter;
   int64_t track_id = 0;
   int class_id = 0;
+  double dwell_s = 0;  // leave and loiter: seconds inside (see above); enter: 0
 };
 
 struct LineCrossing {
@@ -73,6 +82,7 @@ struct ZoneTotals {
   std::vector<std::string> zone_names, line_names;
   std::vector<int> occupancy;                     // on the last processed frame
   std::vector<int64_t> entries;                   // per zone
+  std::vector<int64_t> loiterings;                // per zone
   std::vector<std::array<int64_t, 2>> crossings;  // per line: forward, backward
 };
 
@@ -91,8 +101,9 @@ class ZoneMonitor {
   const std::vector<std::string>& zone_names() const { return totals_.zone_names; }
 
   // The next processed frame's detections (after tracking; boxes in pixels of a width x height
-  // frame): sets each detection's zone_mask and returns the frame's activity. Frames in order.
-  ZoneActivity update(std::span<Detection> detections, int width, int height);
+  // frame) at `seconds` of stream time (StreamClock; taken as the previous frame's if earlier):
+  // sets each detection's zone_mask and returns the frame's activity. Frames in order.
+  ZoneActivity update(std::span<Detection> detections, int width, int height, double seconds);
 
   // A copy, safe to take from another thread while update() runs.
   ZoneTotals totals() const;
@@ -103,9 +114,12 @@ class ZoneMonitor {
     Point where;   // where it was then
   };
   struct TrackState {
-    uint32_t inside = 0;  // zone bits
+    uint32_t inside = 0;    // zone bits
+    uint32_t loitered = 0;  // zone bits: loitering reported during this stay
     int64_t last_seen = 0;
+    double last_seen_s = 0;
     int class_id = 0;
+    std::array<double, kMaxZones> entered_s{};  // per zone bit in `inside`: when the stay began
     std::vector<LineSide> lines;
   };
 
@@ -116,6 +130,7 @@ class ZoneMonitor {
   std::vector<CountingLine> lines_;
   int max_age_ = 0;
   int64_t frame_ = 0;
+  double seconds_ = 0;  // the current frame's stream time
   std::unordered_map<int64_t, TrackState> tracks_;
   mutable std::mutex totals_mutex_;
   ZoneTotals totals_;

@@ -211,6 +211,7 @@ Status run(const AppOptions& o) {
   EF_ASSIGN_OR_RETURN(ZoneMonitor zones, stream_zone_monitor(stream, [&](const std::vector<std::string>& names) {
                         return runner->class_ids(names);
                       }));
+  StreamClock zone_clock;
 
   OverlayOptions overlay;
   overlay.stream_name = stream.name;
@@ -267,7 +268,8 @@ Status run(const AppOptions& o) {
     if (stream.track) tracker.update(detections);
     OverlayStats stats;
     if (!zones.empty()) {
-      const ZoneActivity activity = zones.update(detections, frame->width(), frame->height());
+      const ZoneActivity activity =
+          zones.update(detections, frame->width(), frame->height(), zone_seconds(zone_clock, *frame));
       stats.zone_objects = activity.occupancy;
       stats.line_crossings = zones.totals().crossings;
     }

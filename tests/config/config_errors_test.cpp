@@ -233,6 +233,12 @@ TEST_CASE("zones and lines: point lists, shapes, names and tracking") {
                  "streams[0].lines[0].points: the line's two points are the same (line 10)"));
   CHECK(contains(folder.error(with_region("lines:", "[[0, 0.5], [1, 0.5]]", "    track: false\n")),
                  "streams[0].lines: counting lines follow tracked objects: they need track: true"));
+  CHECK(contains(
+      folder.error(with_region("zones:", "[[0, 0], [1, 0], [1, 1]]", "        loiter-s: 5\n    track: false\n")),
+      "streams[0].zones[0].loiter-s: loitering is measured on tracked objects: it needs track: true "
+      "(line 11)"));
+  CHECK(contains(folder.error(with_region("zones:", "[[0, 0], [1, 0], [1, 1]]", "        loiter-s: -1\n")),
+                 "streams[0].zones[0].loiter-s: expected"));
   CHECK(contains(folder.error(with_stream_key("track: false\n    snapshots: shots")),
                  "streams[0].snapshots: snapshots are taken when tracked objects appear, enter zones or cross "
                  "lines: they need track: true (line 9)"));

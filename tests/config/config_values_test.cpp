@@ -58,6 +58,10 @@ streams:
     lines:
       - name: threshold
         points: [[0.25, 0.9], [0.75, 0.9]]
+    zones:
+      - name: porch
+        points: [[0, 0.6], [1, 0.6], [0.5, 1]]
+        loiter-s: 45.5
   - name: synthetic
     uri: test://ball
     model: det
@@ -131,6 +135,9 @@ TEST_CASE("a config with every key parses to exactly the values written") {
   REQUIRE(config.streams[1].lines.size() == 1);
   CHECK(config.streams[1].lines[0].name == "threshold");
   CHECK(config.streams[1].lines[0].points == std::vector<Point>{{0.25, 0.9}, {0.75, 0.9}});
+  REQUIRE(config.streams[1].zones.size() == 1);
+  CHECK(config.streams[1].zones[0].loiter_s == 45.5);
+  CHECK(street.zones[0].loiter_s == 0);
   CHECK(config.streams[1].uri == "rtsp://127.0.0.1:8554/door");
   CHECK(config.streams[1].rtsp_transport == "udp");
   CHECK(config.streams[2].uri == "test://ball");

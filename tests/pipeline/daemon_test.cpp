@@ -87,7 +87,8 @@ TEST_CASE("every processed frame of the clip yields an event, people are found, 
   CHECK(with_people >= static_cast<int>(run.events.size()) - 1);
 }
 
-// The clip at 10 fps with tracking, zones on the left and right halves of the image and a line
+// The clip at 10 fps with tracking, zones on the left and right halves of the image (the left one
+// reporting stays of 2.05 s: between two processed frames, so rounding cannot decide) and a line
 // down its middle; run once for the tests that read it.
 const DaemonRun& tracked_run(const std::filesystem::path& model, const std::filesystem::path& clip) {
   const std::string stream = "  - name: street\n    uri: " + clip.string() +
@@ -95,6 +96,7 @@ const DaemonRun& tracked_run(const std::filesystem::path& model, const std::file
                              "    queue-size: 64\n    classes: [person]\n"
                              "    zones:\n"
                              "      - name: left\n        points: [[0, 0], [0.5, 0], [0.5, 1], [0, 1]]\n"
+                             "        loiter-s: 2.05\n"
                              "      - name: right\n        points: [[0.5, 0], [1, 0], [1, 1], [0.5, 1]]\n"
                              "    lines:\n"
                              "      - name: middle\n        points: [[0.5, 0], [0.5, 1]]\n";
@@ -168,6 +170,14 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
   std::map<int64_t, bool> last_side_left;
   std::set<std::pair<int64_t, int64_t>> expected_crossings, reported_crossings;  // (frame, track)
   std::map<std::pair<int64_t, std::string>, bool> inside;                        // (track, zone) -> entered
+  // Per (track, zone) stay: when it entered, when it was last seen inside, whether it loitered.
+  struct Stay {
+    double entered_s = 0, last_inside_s = 0;
+    bool loitered = false;
+  };
+  std::map<std::pair<int64_t, std::string>, Stay> stays;
+  std::set<std::pair<int64_t, int64_t>> expected_loiters, reported_loiters;  // (frame, track)
+  constexpr double kDwellTolerance = 0.006;                                  // dwell_s has 2 decimals, pts_ms 3
   int forward = 0, backward = 0, entries = 0, leaves = 0;
   std::map<std::string, int> zone_entries;
   for (const nlohmann::json& event : run.events) {
@@ -197,21 +207,46 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
       CHECK(forward_crossing == track_left.at(track));
       (forward_crossing ? forward : backward)++;
     }
+    const double now_s = event.at("pts_ms").get<double>() / 1000;
     for (const nlohmann::json& change : event.value("zone_events", nlohmann::json::array())) {
       const int64_t track = change.at("track_id").get<int64_t>();
       const std::string zone = change.at("zone").get<std::string>();
+      Stay& stay = stays[{track, zone}];
+      if (change.at("event") == "loiter") {
+        CHECK(zone == "left");
+        reported_loiters.insert({frame, track});
+        CHECK(std::abs(change.at("dwell_s").get<double>() - (now_s - stay.entered_s)) <= kDwellTolerance);
+        continue;
+      }
       const bool entered = change.at("event") == "enter";
       CHECK(inside[{track, zone}] != entered);  // enter, leave, enter, ...
       inside[{track, zone}] = entered;
       (entered ? entries : leaves)++;
       zone_entries[zone] += entered ? 1 : 0;
-      // A track entering is seen in that zone on this frame.
-      if (entered) CHECK(track_left.at(track) == (zone == "left"));
+      if (entered) {
+        // A track entering is seen in that zone on this frame.
+        CHECK(track_left.at(track) == (zone == "left"));
+        stay = {now_s, now_s, false};
+        continue;
+      }
+      // Its stay lasted until this frame, or (its track ended unseen) until it was last seen.
+      const double until_s = track_left.count(track) == 1 ? now_s : stay.last_inside_s;
+      CHECK(std::abs(change.at("dwell_s").get<double>() - (until_s - stay.entered_s)) <= kDwellTolerance);
+    }
+    for (const auto& [track, is_left] : track_left) {
+      Stay& stay = stays[{track, is_left ? "left" : "right"}];
+      stay.last_inside_s = now_s;
+      if (is_left && !stay.loitered && now_s - stay.entered_s >= 2.05) {
+        expected_loiters.insert({frame, track});
+        stay.loitered = true;
+      }
     }
   }
   MESSAGE(forward, " crossings forward (leftwards), ", backward, " backward; ", entries, " zone entries, ", leaves,
-          " leaves");
+          " leaves, ", reported_loiters.size(), " stays over 2.05 s on the left");
   CHECK(reported_crossings == expected_crossings);
+  CHECK(reported_loiters == expected_loiters);
+  CHECK(reported_loiters.size() >= 3);  // pedestrians linger that long on either side
   // Pedestrians cross the plaza both ways during the clip.
   CHECK(forward >= 2);
   CHECK(backward >= 2);
@@ -229,6 +264,8 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
     CAPTURE(zone);
     const std::string labels = std::string(R"({stream="street",zone=")") + zone + "\"}";
     CHECK(metric("edgefuse_zone_entries_total" + labels) == zone_entries[zone]);
+    CHECK(metric("edgefuse_zone_loiterings_total" + labels) ==
+          (zone == std::string("left") ? static_cast<double>(reported_loiters.size()) : 0.0));
     CHECK(metric("edgefuse_zone_objects" + labels) == run.events.back().at("zone_counts").at(zone).get<int>());
   }
 }

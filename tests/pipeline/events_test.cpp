@@ -69,8 +69,9 @@ TEST_CASE("event_to_json writes the documented schema") {
   CHECK(event_to_json(event, {}).find("\"pts_ms\":null") != std::string::npos);
 }
 
-TEST_CASE("event_to_json with zones: each detection's zones, the counts, enter/leave and crossings") {
-  ZoneMonitor zones({{"left", {{0, 0}, {0.5, 0}, {0.5, 1}, {0, 1}}, {}}, {"all", {{0, 0}, {1, 0}, {1, 1}, {0, 1}}, {}}},
+TEST_CASE("event_to_json with zones: each detection's zones, the counts, enter/leave/loiter and crossings") {
+  ZoneMonitor zones({{"left", {{0, 0}, {0.5, 0}, {0.5, 1}, {0, 1}}, {}},
+                     {"all", {{0, 0}, {1, 0}, {1, 1}, {0, 1}}, {}, /*loiter_s=*/1.0}},
                     {{"door", {0.5, 0}, {0.5, 1}, {}}}, 5);
   DetectionEvent event;
   event.id = "r-1";
@@ -84,9 +85,9 @@ TEST_CASE("event_to_json with zones: each detection's zones, the counts, enter/l
   walker.score = 0.5f;
   walker.track_id = 3;
   std::vector<Detection> frame = {walker};
-  event.zone_activity = zones.update(frame, 100, 100);
+  event.zone_activity = zones.update(frame, 100, 100, 0.0);
   frame[0].box = {20, 10, 40, 90};  // now at (0.3, 0.9): through the door, leftwards
-  event.zone_activity = zones.update(frame, 100, 100);
+  event.zone_activity = zones.update(frame, 100, 100, 0.5);
   event.detections = frame;
   const std::string json = event_to_json(event, {"person"});
   CHECK_MESSAGE(
@@ -98,11 +99,24 @@ TEST_CASE("event_to_json with zones: each detection's zones, the counts, enter/l
                 "\"label\":\"person\"}]}") != std::string::npos,
       json);
   // A quiet frame: counts only, no empty lists.
-  event.zone_activity = zones.update(frame, 100, 100);
+  event.zone_activity = zones.update(frame, 100, 100, 0.8);
   const std::string quiet = event_to_json(event, {"person"});
   CHECK(quiet.find("\"zone_counts\":{\"left\":1,\"all\":1}}") != std::string::npos);
   CHECK(quiet.find("zone_events") == std::string::npos);
   CHECK(quiet.find("line_crossings") == std::string::npos);
+  // In "all" since 0 s: at 1.25 s it has loitered; back to the right at 2 s, it leaves "left".
+  event.zone_activity = zones.update(frame, 100, 100, 1.25);
+  CHECK_MESSAGE(event_to_json(event, {"person"})
+                        .find("\"zone_events\":[{\"zone\":\"all\",\"event\":\"loiter\",\"track_id\":3,"
+                              "\"label\":\"person\",\"dwell_s\":1.25}]") != std::string::npos,
+                event_to_json(event, {"person"}));
+  frame[0].box = {60, 10, 80, 90};
+  event.zone_activity = zones.update(frame, 100, 100, 2.0);
+  event.detections = frame;
+  CHECK_MESSAGE(event_to_json(event, {"person"})
+                        .find("\"zone_events\":[{\"zone\":\"left\",\"event\":\"leave\",\"track_id\":3,"
+                              "\"label\":\"person\",\"dwell_s\":1.50}]") != std::string::npos,
+                event_to_json(event, {"person"}));
 }
 
 TEST_CASE("JsonLinesSink appends whole lines from many threads, none lost") {

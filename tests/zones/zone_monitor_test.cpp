@@ -32,8 +32,11 @@ ZoneMonitor halves_and_middle(int max_age = 3, std::vector<int> line_classes = {
   return ZoneMonitor(std::move(zones), std::move(lines), max_age);
 }
 
+// The next frame, 0.1 s after the previous one (10 fps).
 ZoneActivity step(ZoneMonitor& monitor, std::vector<Detection> detections) {
-  return monitor.update(detections, kWidth, kHeight);
+  static thread_local double seconds = 0;
+  seconds += 0.1;
+  return monitor.update(detections, kWidth, kHeight, seconds);
 }
 
 }  // namespace
@@ -45,15 +48,18 @@ TEST_CASE("zones: a walker crossing the middle enters one half, leaves the other
   // Right to left, 0.05 per frame, feet at y = 0.6.
   for (int frame = 0; frame <= 10; ++frame) {
     std::vector<Detection> detections = {standing_at(0.76 - 0.05 * frame, 0.6, 4)};
-    const ZoneActivity activity = monitor.update(detections, kWidth, kHeight);
+    const ZoneActivity activity = monitor.update(detections, kWidth, kHeight, 0.5 * frame);
     CHECK(detections[0].zone_mask == (0.76 - 0.05 * frame < 0.5 ? 1u : 2u));
     transitions.insert(transitions.end(), activity.transitions.begin(), activity.transitions.end());
     crossings.insert(crossings.end(), activity.crossings.begin(), activity.crossings.end());
   }
   REQUIRE(transitions.size() == 3);
-  CHECK((transitions[0].zone == 1 && transitions[0].entered));  // its first frame, already inside
-  CHECK((transitions[1].zone == 1 && !transitions[1].entered));
-  CHECK((transitions[2].zone == 0 && transitions[2].entered));
+  CHECK((transitions[0].zone == 1 && transitions[0].event == ZoneEvent::kEnter));  // its first frame, inside
+  CHECK((transitions[1].zone == 1 && transitions[1].event == ZoneEvent::kLeave));
+  CHECK((transitions[2].zone == 0 && transitions[2].event == ZoneEvent::kEnter));
+  // In the right half on frames 0..5 (x 0.76 .. 0.51), seen outside it on frame 6: 3 s at 2 fps.
+  CHECK(transitions[1].dwell_s == doctest::Approx(3.0));
+  CHECK(transitions[2].dwell_s == 0);
   REQUIRE(crossings.size() == 1);
   CHECK(crossings[0].direction == CrossingDirection::kForward);
   CHECK(crossings[0].track_id == 4);
@@ -88,7 +94,7 @@ TEST_CASE("zones: moves beside the segment, untracked objects and other classes 
   CHECK(crossings == 0);
   // Occupancy needs no track: the untracked walker was counted in its half.
   std::vector<Detection> untracked = {standing_at(0.3, 0.5, -1)};
-  const ZoneActivity activity = monitor.update(untracked, kWidth, kHeight);
+  const ZoneActivity activity = monitor.update(untracked, kWidth, kHeight, 100);
   CHECK(activity.occupancy == std::vector<int>{1, 0});
   CHECK(untracked[0].zone_mask == 1u);
   CHECK(activity.transitions.empty());
@@ -102,7 +108,8 @@ TEST_CASE("zones: a track unseen for more than max_age frames leaves its zones")
   const ZoneActivity third = step(monitor, {});
   REQUIRE(third.transitions.size() == 1);
   CHECK(third.transitions[0].zone == 0);
-  CHECK_FALSE(third.transitions[0].entered);
+  CHECK(third.transitions[0].event == ZoneEvent::kLeave);
+  CHECK(third.transitions[0].dwell_s == 0);  // seen inside on one frame only
   CHECK(third.transitions[0].track_id == 9);
   CHECK(third.transitions[0].class_id == 3);
 }
@@ -111,7 +118,7 @@ TEST_CASE("zones: a zone watching some classes ignores the others") {
   std::vector<Zone> zones = {{"cars-only", {{0, 0}, {1, 0}, {1, 1}, {0, 1}}, {2}}};
   ZoneMonitor monitor(std::move(zones), {}, 5);
   std::vector<Detection> detections = {standing_at(0.5, 0.5, 1, 0), standing_at(0.5, 0.5, 2, 2)};
-  const ZoneActivity activity = monitor.update(detections, kWidth, kHeight);
+  const ZoneActivity activity = monitor.update(detections, kWidth, kHeight, 0);
   CHECK(detections[0].zone_mask == 0u);
   CHECK(detections[1].zone_mask == 1u);
   CHECK(activity.occupancy == std::vector<int>{1});
@@ -128,10 +135,83 @@ TEST_CASE("zones: with the tracker, two walkers passing each other are each coun
     std::vector<Detection> detections = {standing_at(0.9 - 0.02 * frame, 0.4, -1),
                                          standing_at(0.1 + 0.02 * frame, 0.8, -1)};
     tracker.update(detections);
-    for (const LineCrossing& c : monitor.update(detections, kWidth, kHeight).crossings) {
+    for (const LineCrossing& c : monitor.update(detections, kWidth, kHeight, frame / 10.0).crossings) {
       (c.direction == CrossingDirection::kForward ? forward : backward)++;
     }
   }
   CHECK(forward == 1);
   CHECK(backward == 1);
+}
+
+TEST_CASE("zones: a track staying loiter_s seconds is reported once per stay, with its dwell") {
+  std::vector<Zone> zones = {{"door", {{0, 0}, {0.5, 0}, {0.5, 1}, {0, 1}}, {}, 2.0},
+                             {"yard", {{0.5, 0}, {1, 0}, {1, 1}, {0.5, 1}}, {}, 0.0}};
+  ZoneMonitor monitor(std::move(zones), {}, 3);
+  std::vector<ZoneTransition> seen;
+  std::vector<double> at;
+  // 4 fps: at the door for 0 .. 3.5 s, in the yard 3.75 .. 9.75 s, back at the door 10 .. 11.75 s
+  // (too short to loiter), unseen after.
+  for (int frame = 0; frame < 48; ++frame) {
+    const double x = frame < 15 ? 0.2 : frame < 40 ? 0.8 : 0.2;
+    std::vector<Detection> detections = {standing_at(x, 0.5, 7)};
+    for (const ZoneTransition& t : monitor.update(detections, kWidth, kHeight, frame * 0.25).transitions) {
+      seen.push_back(t);
+      at.push_back(frame * 0.25);
+    }
+  }
+  for (int frame = 48; frame < 52; ++frame) {  // unseen: the track ends after more than 3 frames
+    std::vector<Detection> none;
+    for (const ZoneTransition& t : monitor.update(none, kWidth, kHeight, frame * 0.25).transitions) {
+      seen.push_back(t);
+      at.push_back(frame * 0.25);
+    }
+  }
+  REQUIRE(seen.size() == 7);
+  CHECK((seen[0].zone == 0 && seen[0].event == ZoneEvent::kEnter && at[0] == 0));
+  CHECK((seen[1].zone == 0 && seen[1].event == ZoneEvent::kLoiter && at[1] == 2.0));
+  CHECK(seen[1].dwell_s == doctest::Approx(2.0));
+  CHECK((seen[2].zone == 0 && seen[2].event == ZoneEvent::kLeave && at[2] == 3.75));
+  CHECK(seen[2].dwell_s == doctest::Approx(3.75));
+  CHECK((seen[3].zone == 1 && seen[3].event == ZoneEvent::kEnter && at[3] == 3.75));
+  // The yard never reports loitering (loiter_s 0), however long the stay.
+  CHECK((seen[4].zone == 1 && seen[4].event == ZoneEvent::kLeave && at[4] == 10.0));
+  CHECK(seen[4].dwell_s == doctest::Approx(6.25));
+  CHECK((seen[5].zone == 0 && seen[5].event == ZoneEvent::kEnter && at[5] == 10.0));
+  // Its track ends at the door 1.75 s into the second stay (last seen at 11.75 s): no loitering.
+  CHECK((seen[6].zone == 0 && seen[6].event == ZoneEvent::kLeave && at[6] == 12.75));
+  CHECK(seen[6].dwell_s == doctest::Approx(1.75));
+  const ZoneTotals totals = monitor.totals();
+  CHECK(totals.loiterings == std::vector<int64_t>{1, 0});
+  CHECK(totals.entries == std::vector<int64_t>{2, 1});
+}
+
+TEST_CASE("zones: a track that ends inside leaves with the dwell up to its last sighting") {
+  std::vector<Zone> zones = {{"door", {{0, 0}, {1, 0}, {1, 1}, {0, 1}}, {}, 1.0}};
+  ZoneMonitor monitor(std::move(zones), {}, 2);
+  std::vector<ZoneTransition> seen;
+  for (int frame = 0; frame < 10; ++frame) {
+    std::vector<Detection> detections;
+    if (frame < 6) detections.push_back(standing_at(0.5, 0.5, 3));
+    const ZoneActivity activity = monitor.update(detections, kWidth, kHeight, frame * 0.5);
+    seen.insert(seen.end(), activity.transitions.begin(), activity.transitions.end());
+  }
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[1].event == ZoneEvent::kLoiter);
+  CHECK(seen[1].dwell_s == doctest::Approx(1.0));
+  CHECK(seen[2].event == ZoneEvent::kLeave);
+  CHECK(seen[2].dwell_s == doctest::Approx(2.5));  // last seen at 2.5 s, reported at 4 s
+}
+
+TEST_CASE("zones: stream time taken as earlier than the previous frame's stays put") {
+  std::vector<Zone> zones = {{"top", {{0, 0}, {1, 0}, {1, 0.5}, {0, 0.5}}, {}, 0.0}};
+  ZoneMonitor monitor(std::move(zones), {}, 5);
+  std::vector<Detection> inside = {standing_at(0.5, 0.3, 1)}, none;
+  monitor.update(inside, kWidth, kHeight, 5.0);
+  monitor.update(inside, kWidth, kHeight, 1.0);  // a clock gone backwards: still 5 s
+  const ZoneActivity outside = monitor.update(none, kWidth, kHeight, 6.0);
+  CHECK(outside.transitions.empty());
+  std::vector<Detection> away = {standing_at(0.5, 0.8, 1)};
+  const ZoneActivity left = monitor.update(away, kWidth, kHeight, 7.0);
+  REQUIRE(left.transitions.size() == 1);
+  CHECK(left.transitions[0].dwell_s == doctest::Approx(2.0));
 }
