@@ -97,6 +97,7 @@ struct StreamConfig {
 struct EventsConfig {
   std::string path = "-";     // JSON-lines file, "-" = stdout; absolute after parsing otherwise
   bool empty_frames = false;  // also emit an event for processed frames with no detections
+  bool tracks = false;        // also emit a "track" event when a tracked object's track ends
   bool operator==(const EventsConfig&) const = default;
 };
 
@@ -106,7 +107,7 @@ struct MqttConfig {
   std::string host = "127.0.0.1";
   int port = 1883;
   std::string client_id = "edgefuse";     // fixed, so the broker keeps this client's session across restarts
-  std::string topic_prefix = "edgefuse";  // events (detections and states) go to <prefix>/<stream>/events
+  std::string topic_prefix = "edgefuse";  // events (of every type) go to <prefix>/<stream>/events
   std::string username;
   std::string password;  // after parsing, from password, password-file or password-env
   std::filesystem::path password_file;

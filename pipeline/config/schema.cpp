@@ -369,6 +369,12 @@ const std::array kEventsFields = {
                              .type = kBool,
                              .description = "Also emit an event for processed frames with no detections."},
                             &EventsConfig::empty_frames},
+    FieldSpec<EventsConfig>{{.key = "tracks",
+                             .type = kBool,
+                             .description = "Also emit one \"track\" event per tracked object when it leaves the "
+                                            "view (its track ends) or its stream stops: when it came and went, "
+                                            "its best view, the zones it stood in, its first snapshot."},
+                            &EventsConfig::tracks},
 };
 
 const std::array kMqttFields = {
@@ -383,8 +389,8 @@ const std::array kMqttFields = {
                           &MqttConfig::client_id},
     FieldSpec<MqttConfig>{{.key = "topic-prefix",
                            .type = kString,
-                           .description = "Events go to <prefix>/<stream>/events (detections and stream "
-                                          "state changes, told apart by their type)."},
+                           .description = "Events go to <prefix>/<stream>/events (detections, stream state "
+                                          "changes and track events, told apart by their type)."},
                           &MqttConfig::topic_prefix},
     FieldSpec<MqttConfig>{{.key = "username", .type = kString, .description = "Broker user name."},
                           &MqttConfig::username},

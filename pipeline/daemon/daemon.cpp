@@ -84,6 +84,7 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
   stream->class_filter = std::move(*classes);
   stream->motion = MotionGate(stream_motion_options(config));
   stream->tracker = IouTracker(stream_tracker_options(config));
+  stream->journal = TrackJournal(config.track_max_age);
   Result<ZoneMonitor> zones = stream_zone_monitor(
       config, [&](const std::vector<std::string>& names) { return model.runner->class_ids(names); });
   if (!zones.is_ok()) return zones.status().with_context(make_message("stream '", config.name, "'"));
@@ -119,6 +120,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
   std::unique_ptr<Daemon> daemon(new Daemon());
   daemon->config_ = config;
   daemon->empty_frame_events_ = config.events.empty_frames;
+  daemon->track_events_ = config.events.tracks;
   daemon->run_id_ = make_run_id();
   for (const ModelConfig& model_config : config.models) {
     EF_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, daemon->load_model(model_config));
@@ -171,8 +173,10 @@ void Daemon::detach_stream(const std::string& name) {
   if (found == streams_.end()) return;
   Stream& stream = **found;
   stream.supervisor->stop();
-  // Its queued frames are processed and their events written before it goes.
+  // Its queued frames are processed and their events written before it goes, then the records of
+  // the tracks still in view.
   stream.model->scheduler->remove_stream(stream.slot);
+  emit_track_events(stream, stream.journal.close());
   {
     const std::lock_guard lock(stream.model->slots_mutex);
     stream.model->slots[static_cast<size_t>(stream.slot)] = nullptr;
@@ -367,7 +371,10 @@ void Daemon::shut_down() {
     if (stream->supervisor) stream->supervisor->stop();
   }
   for (auto& model : models_) stop_model(*model);
-  for (auto& stream : streams_) close_overlay(*stream);
+  for (auto& stream : streams_) {
+    emit_track_events(*stream, stream->journal.close());  // the workers are gone: the journals are ours
+    close_overlay(*stream);
+  }
   close_mqtt();
   status_server_.reset();  // served metrics until the last frame was drained
 }
@@ -435,17 +442,29 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
     stream.stats.tracks.store(static_cast<int64_t>(stream.tracker.live_tracks()));
     stream.stats.tracks_started.store(stream.tracker.tracks_started());
   }
+  const double seconds = stream_seconds(stream.clock, frame);
   ZoneActivity zone_activity;
   if (!stream.zones.empty()) {
-    zone_activity =
-        stream.zones.update(detections, frame.width(), frame.height(), zone_seconds(stream.zone_clock, frame));
+    zone_activity = stream.zones.update(detections, frame.width(), frame.height(), seconds);
     publish_zone_states(stream, zone_activity);
+  }
+  // Records of the tracks the tracker gave up on this frame, emitted after the frame's own event.
+  const bool journal = track_events_ && stream.config.track;
+  std::vector<TrackRecord> ended;
+  if (journal) {
+    std::vector<int64_t> crossed;
+    for (const LineCrossing& crossing : zone_activity.crossings) crossed.push_back(crossing.track_id);
+    ended = stream.journal.update({.number = frame.number, .pts_ns = frame.pts_ns, .seconds = seconds}, detections,
+                                  crossed);
   }
   const double latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - frame.captured_at).count();
   stream.stats.add_latency_ms(latency_ms);
   submit_overlay(stream, frame, detections, latency_ms);
   // A frame whose tracks left a zone unseen has no detections but has news.
-  if (detections.empty() && !zone_activity.has_events() && !empty_frame_events_) return;
+  if (detections.empty() && !zone_activity.has_events() && !empty_frame_events_) {
+    emit_track_events(stream, std::move(ended));
+    return;
+  }
 
   DetectionEvent event;
   event.stream = stream.config.name;
@@ -466,7 +485,24 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
     event.zones = &stream.zones;
     event.zone_activity = std::move(zone_activity);
   }
+  if (journal) stream.journal.note_snapshot(event.detections, event.snapshot);
   if (emit(stream.config.name, event_to_json(event, model.runner->labels()))) stream.stats.events.fetch_add(1);
+  emit_track_events(stream, std::move(ended));
+}
+
+void Daemon::emit_track_events(Stream& stream, std::vector<TrackRecord> records) {
+  for (TrackRecord& record : records) {
+    TrackEvent event;
+    event.id = next_event_id();
+    event.stream = stream.config.name;
+    event.model = stream.model->runner->name();
+    event.record = std::move(record);
+    event.zone_names = stream.zones.zone_names();
+    event.wall_time_ns = unix_now_ns();
+    if (emit(stream.config.name, track_event_to_json(event, stream.model->runner->labels()))) {
+      stream.stats.track_events.fetch_add(1);
+    }
+  }
 }
 
 std::string Daemon::next_event_id() {

@@ -31,6 +31,7 @@
 #include "pipeline/daemon/service_notifier.h"
 #include "pipeline/daemon/stream_stats.h"
 #include "pipeline/daemon/stream_supervisor.h"
+#include "pipeline/tracking/track_journal.h"
 
 namespace edgefuse {
 
@@ -97,6 +98,8 @@ class Daemon {
   void on_state_change(Stream& stream, const StateChange& change);
   // Writes one event line to every output; false (and the daemon stops) when the events file failed.
   bool emit(const std::string& stream, const std::string& json);
+  // One "track" event per record (events.tracks), counted in the stream's track_events.
+  void emit_track_events(Stream& stream, std::vector<TrackRecord> records);
   std::string next_event_id();
   void log_stats(bool final_summary);
   void log_final_summary(Stream& stream);
@@ -120,6 +123,7 @@ class Daemon {
 
   DaemonConfig config_;
   bool empty_frame_events_ = false;  // events.empty-frames (read by the workers; fixed for the daemon's life)
+  bool track_events_ = false;        // events.tracks (likewise)
   std::string run_id_;
   std::atomic<int64_t> event_sequence_{0};
   std::unique_ptr<JsonLinesSink> sink_;

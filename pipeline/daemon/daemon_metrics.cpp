@@ -72,6 +72,8 @@ std::string Daemon::render_metrics() const {
       {"edgefuse_stream_failed_frames_total", "Processed frames whose preprocessing or inference failed.",
        &StreamStats::failed},
       {"edgefuse_stream_events_total", "Detection events written.", &StreamStats::events},
+      {"edgefuse_stream_track_events_total", "Track events written (events.tracks): tracks ended or stopped.",
+       &StreamStats::track_events},
       {"edgefuse_stream_tracks_started_total", "Object tracks begun (each a new track_id, confirmed or not).",
        &StreamStats::tracks_started},
   };

@@ -12,6 +12,7 @@
 #include "pipeline/metrics/histogram.h"
 #include "pipeline/motion/motion_gate.h"
 #include "pipeline/tracking/iou_tracker.h"
+#include "pipeline/tracking/track_journal.h"
 #include "pipeline/zones/stream_clock.h"
 #include "pipeline/zones/zone_monitor.h"
 
@@ -28,7 +29,8 @@ struct Daemon::Stream {
   MotionGate motion;                       // config.motion_gate: judged on the source's thread alone
   IouTracker tracker;                      // config.track: ids for the detections, updated by the model's worker alone
   ZoneMonitor zones;                       // config.zones and lines, updated by the model's worker alone
-  StreamClock zone_clock;                  // the zones' stream time, read by that worker alone
+  StreamClock clock;                       // the stream's own time (zones, track records), read by that worker alone
+  TrackJournal journal;                    // events.tracks: one record per track, updated by that worker alone
   std::vector<int> zone_counts_published;  // over MQTT (retained), by the model's worker; empty: none yet
   StreamStats stats;
   std::unique_ptr<StreamSupervisor> supervisor;

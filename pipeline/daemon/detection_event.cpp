@@ -46,6 +46,15 @@ void write_zone_activity(JsonWriter& json, const ZoneMonitor& zones, const ZoneA
   }
 }
 
+// Milliseconds, three decimals; null when the stream gave no timestamp.
+void write_pts_ms(JsonWriter& json, const char* key, int64_t pts_ns) {
+  if (pts_ns >= 0) {
+    json.key(key).value(static_cast<double>(pts_ns) / 1e6, 3);
+  } else {
+    json.key(key).null();
+  }
+}
+
 }  // namespace
 
 std::string format_utc_iso8601(int64_t unix_ns) {
@@ -67,11 +76,7 @@ std::string event_to_json(const DetectionEvent& event, const std::vector<std::st
   json.key("id").value(event.id);
   json.key("stream").value(event.stream);
   json.key("frame").value(event.frame);
-  if (event.pts_ns >= 0) {
-    json.key("pts_ms").value(static_cast<double>(event.pts_ns) / 1e6, 3);
-  } else {
-    json.key("pts_ms").null();
-  }
+  write_pts_ms(json, "pts_ms", event.pts_ns);
   json.key("wall_time").value(format_utc_iso8601(event.wall_time_ns));
   json.key("latency_ms").value(event.latency_ms, 2);
   json.key("model").value(event.model);
@@ -81,6 +86,45 @@ std::string event_to_json(const DetectionEvent& event, const std::vector<std::st
                    event.zones ? event.zones->zone_names() : std::vector<std::string>{});
   if (event.zones != nullptr) write_zone_activity(json, *event.zones, event.zone_activity, labels);
   if (!event.snapshot.empty()) json.key("snapshot").value(event.snapshot);
+  json.end_object();
+  return json.str();
+}
+
+std::string track_event_to_json(const TrackEvent& event, const std::vector<std::string>& labels) {
+  const TrackRecord& r = event.record;
+  JsonWriter json;
+  json.begin_object();
+  json.key("type").value("track");
+  json.key("id").value(event.id);
+  json.key("stream").value(event.stream);
+  json.key("model").value(event.model);
+  json.key("track_id").value(r.track_id);
+  json.key("label").value(label_for(labels, r.class_id));
+  json.key("class_id").value(r.class_id);
+  json.key("end").value(r.stopped ? "stopped" : "lost");
+  json.key("first_frame").value(r.first_frame);
+  json.key("last_frame").value(r.last_frame);
+  write_pts_ms(json, "first_pts_ms", r.first_pts_ns);
+  write_pts_ms(json, "last_pts_ms", r.last_pts_ns);
+  json.key("duration_s").value(r.last_s - r.first_s, 2);
+  json.key("sightings").value(r.sightings);
+  json.key("first_box");
+  write_box(json, r.first_box);
+  json.key("last_box");
+  write_box(json, r.last_box);
+  json.key("best").begin_object();
+  json.key("score").value(r.best_score, 4);
+  json.key("frame").value(r.best_frame);
+  json.key("box");
+  write_box(json, r.best_box);
+  json.end_object();
+  if (r.zone_mask != 0) {
+    json.key("zones");
+    write_zone_names(json, r.zone_mask, event.zone_names);
+  }
+  if (r.crossings > 0) json.key("line_crossings").value(r.crossings);
+  if (!r.snapshot.empty()) json.key("snapshot").value(r.snapshot);
+  json.key("wall_time").value(format_utc_iso8601(event.wall_time_ns));
   json.end_object();
   return json.str();
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/detect/detection.h"
+#include "pipeline/tracking/track_journal.h"
 #include "pipeline/zones/zone_monitor.h"
 
 namespace edgefuse {
@@ -43,6 +44,19 @@ struct StateEvent {
 
 // One line of compact JSON, "type":"state".
 std::string state_event_to_json(const StateEvent& event);
+
+// A tracked object's whole stay in view, when its track ends or its stream stops (TrackJournal).
+struct TrackEvent {
+  std::string id;
+  std::string stream;
+  std::string model;
+  TrackRecord record;
+  std::vector<std::string> zone_names;  // the stream's zones, by zone_mask bit
+  int64_t wall_time_ns = 0;
+};
+
+// One line of compact JSON, "type":"track".
+std::string track_event_to_json(const TrackEvent& event, const std::vector<std::string>& labels);
 
 // "2026-12-02T15:04:05.123Z" for Unix time in nanoseconds.
 std::string format_utc_iso8601(int64_t unix_ns);

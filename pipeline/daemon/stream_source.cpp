@@ -51,7 +51,7 @@ Result<ZoneMonitor> stream_zone_monitor(const StreamConfig& config, const ClassI
   return ZoneMonitor(std::move(zones), std::move(lines), config.track_max_age);
 }
 
-double zone_seconds(StreamClock& clock, const DecodedFrame& frame) {
+double stream_seconds(StreamClock& clock, const DecodedFrame& frame) {
   const auto captured = std::chrono::duration_cast<std::chrono::nanoseconds>(frame.captured_at.time_since_epoch());
   return clock.seconds(frame.pts_ns, captured.count());
 }

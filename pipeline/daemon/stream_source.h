@@ -31,7 +31,7 @@ using ClassIdLookup = std::function<Result<std::vector<int>>(const std::vector<s
 // the zone or line.
 Result<ZoneMonitor> stream_zone_monitor(const StreamConfig& config, const ClassIdLookup& class_ids);
 
-// The frame's time for the zones (ZoneMonitor::update), from its timestamp and capture time.
-double zone_seconds(StreamClock& clock, const DecodedFrame& frame);
+// The frame's stream time (for zones and track records), from its timestamp and capture time.
+double stream_seconds(StreamClock& clock, const DecodedFrame& frame);
 
 }  // namespace edgefuse

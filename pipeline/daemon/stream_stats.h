@@ -28,7 +28,8 @@ class StreamStats {
   std::atomic<int64_t> dropped{0};             // pushed out of a full queue (the oldest frame goes)
   std::atomic<int64_t> processed{0};           // ran through the model
   std::atomic<int64_t> failed{0};              // processed, but preprocessing or inference reported an error
-  std::atomic<int64_t> events{0};              // events written
+  std::atomic<int64_t> events{0};              // detection events written
+  std::atomic<int64_t> track_events{0};        // track events written (events.tracks)
   std::atomic<int64_t> tracks{0};              // objects tracked now (track: true), confirmed or not
   std::atomic<int64_t> tracks_started{0};      // tracks begun since the stream started
   std::atomic<double> fps{0};                  // frames in per second over the last few seconds (updated by the daemon)

@@ -17,4 +17,10 @@ namespace edgefuse {
 void write_detections(JsonWriter& json, const std::vector<Detection>& detections,
                       const std::vector<std::string>& labels, std::span<const std::string> zone_names = {});
 
+// [x1, y1, x2, y2], two decimals, as the next value.
+void write_box(JsonWriter& json, const Box& box);
+
+// The names of zone_mask's bits, in zone order, as the next value (an array).
+void write_zone_names(JsonWriter& json, uint32_t zone_mask, std::span<const std::string> zone_names);
+
 }  // namespace edgefuse

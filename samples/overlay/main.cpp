@@ -211,7 +211,7 @@ Status run(const AppOptions& o) {
   EF_ASSIGN_OR_RETURN(ZoneMonitor zones, stream_zone_monitor(stream, [&](const std::vector<std::string>& names) {
                         return runner->class_ids(names);
                       }));
-  StreamClock zone_clock;
+  StreamClock clock;
 
   OverlayOptions overlay;
   overlay.stream_name = stream.name;
@@ -269,7 +269,7 @@ Status run(const AppOptions& o) {
     OverlayStats stats;
     if (!zones.empty()) {
       const ZoneActivity activity =
-          zones.update(detections, frame->width(), frame->height(), zone_seconds(zone_clock, *frame));
+          zones.update(detections, frame->width(), frame->height(), stream_seconds(clock, *frame));
       stats.zone_objects = activity.occupancy;
       stats.line_crossings = zones.totals().crossings;
     }

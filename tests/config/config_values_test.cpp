@@ -76,6 +76,7 @@ streams:
 events:
   path: out/events.jsonl
   empty-frames: true
+  tracks: true
 stats-interval-s: 2.5
 )";
 
@@ -150,6 +151,7 @@ TEST_CASE("a config with every key parses to exactly the values written") {
 
   CHECK(config.events.path == (folder.path() / "out/events.jsonl").string());
   CHECK(config.events.empty_frames);
+  CHECK(config.events.tracks);
   CHECK(config.stats_interval_s == 2.5);
   CHECK(config.source.empty());
 }
@@ -199,6 +201,7 @@ streams:
   CHECK(stream.snapshots_max_mb == 256);
   CHECK(parsed->events.path == "-");
   CHECK_FALSE(parsed->events.empty_frames);
+  CHECK_FALSE(parsed->events.tracks);
   CHECK(parsed->stats_interval_s == 10);
 }
 

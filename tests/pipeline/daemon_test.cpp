@@ -89,7 +89,7 @@ TEST_CASE("every processed frame of the clip yields an event, people are found, 
 
 // The clip at 10 fps with tracking, zones on the left and right halves of the image (the left one
 // reporting stays of 2.05 s: between two processed frames, so rounding cannot decide) and a line
-// down its middle; run once for the tests that read it.
+// down its middle, and a track event per track; run once for the tests that read it.
 const DaemonRun& tracked_run(const std::filesystem::path& model, const std::filesystem::path& clip) {
   const std::string stream = "  - name: street\n    uri: " + clip.string() +
                              "\n    model: people\n    realtime: false\n    inference-interval: 3\n"
@@ -100,7 +100,9 @@ const DaemonRun& tracked_run(const std::filesystem::path& model, const std::file
                              "      - name: right\n        points: [[0.5, 0], [1, 0], [1, 1], [0.5, 1]]\n"
                              "    lines:\n"
                              "      - name: middle\n        points: [[0.5, 0], [0.5, 1]]\n";
-  static const DaemonRun run = run_daemon(model_yaml(model) + "streams:\n" + stream + kEventsYaml);
+  static const DaemonRun run =
+      run_daemon(model_yaml(model) + "streams:\n" + stream +
+                 "events:\n  path: \"@EVENTS@\"\n  empty-frames: true\n  tracks: true\nstats-interval-s: 0\n");
   return run;
 }
 
@@ -268,6 +270,77 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
           (zone == std::string("left") ? static_cast<double>(reported_loiters.size()) : 0.0));
     CHECK(metric("edgefuse_zone_objects" + labels) == run.events.back().at("zone_counts").at(zone).get<int>());
   }
+}
+
+TEST_CASE("track events: one per track, agreeing with its detections, after the frame it was given up on") {
+  SKIP_WHEN_SANITIZED();
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const DaemonRun& run = tracked_run(model, clip);
+  REQUIRE(run.status.is_ok());
+  REQUIRE_FALSE(run.events.empty());
+
+  // Each track's story, read from the detection events.
+  struct Seen {
+    int64_t first_frame = -1, last_frame = -1, sightings = 0, crossings = 0;
+    double first_s = 0, last_s = 0, best_score = 0;
+    std::set<std::string> zones;
+    nlohmann::json first_box, last_box;
+  };
+  std::map<int64_t, Seen> seen;
+  for (const nlohmann::json& event : run.events) {
+    const int64_t frame = event.at("frame").get<int64_t>();
+    const double now_s = event.at("pts_ms").get<double>() / 1000;
+    for (const nlohmann::json& detection : event.at("detections")) {
+      if (!detection.contains("track_id")) continue;
+      Seen& s = seen[detection.at("track_id").get<int64_t>()];
+      if (s.first_frame < 0) s.first_frame = frame, s.first_s = now_s, s.first_box = detection.at("box");
+      s.last_frame = frame, s.last_s = now_s, s.last_box = detection.at("box");
+      ++s.sightings;
+      s.best_score = std::max(s.best_score, detection.at("score").get<double>());
+      for (const nlohmann::json& zone : detection.value("zones", nlohmann::json::array())) s.zones.insert(zone);
+    }
+    for (const nlohmann::json& crossing : event.value("line_crossings", nlohmann::json::array())) {
+      ++seen[crossing.at("track_id").get<int64_t>()].crossings;
+    }
+  }
+  // Given up on the 16th processed frame (track-max-age 15) after its last, 3 decoded frames apart.
+  const int64_t final_frame = run.events.back().at("frame").get<int64_t>();
+  const int64_t give_up = 16 * 3;
+  std::set<int64_t> reported;
+  int lost = 0;
+  for (const nlohmann::json& track : run.track_events) {
+    const int64_t id = track.at("track_id").get<int64_t>();
+    CAPTURE(id);
+    CHECK(reported.insert(id).second);  // once per track
+    REQUIRE(seen.count(id) == 1);
+    const Seen& s = seen.at(id);
+    CHECK(track.at("stream") == "street");
+    CHECK(track.at("label") == "person");
+    CHECK(track.at("first_frame") == s.first_frame);
+    CHECK(track.at("last_frame") == s.last_frame);
+    CHECK(track.at("sightings") == s.sightings);
+    CHECK(std::abs(track.at("duration_s").get<double>() - (s.last_s - s.first_s)) <= 0.006);
+    CHECK(std::abs(track.at("best").at("score").get<double>() - s.best_score) <= 1e-4);
+    CHECK(track.at("first_box") == s.first_box);
+    CHECK(track.at("last_box") == s.last_box);
+    CHECK(std::set<std::string>(track.value("zones", std::set<std::string>{})) == s.zones);
+    CHECK(track.value("line_crossings", int64_t{0}) == s.crossings);
+    if (s.last_frame + give_up <= final_frame) {
+      CHECK(track.at("end") == "lost");
+      CHECK(track.at("after_frame") == s.last_frame + give_up);
+      ++lost;
+    } else {
+      CHECK(track.at("end") == "stopped");
+      CHECK(track.at("after_frame") == final_frame);
+    }
+  }
+  CHECK(reported.size() == seen.size());
+  MESSAGE(reported.size(), " track events: ", lost, " tracks lost in the clip, the rest still followed when it ended");
+  CHECK(lost >= 10);
+  const size_t at = run.metrics.find("edgefuse_stream_track_events_total{stream=\"street\"} ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(run.metrics.substr(run.metrics.find("} ", at) + 2)) == static_cast<double>(reported.size()));
 }
 
 TEST_CASE("motion-gate: a still picture runs the model once, the walking pedestrians on every due frame") {

@@ -158,9 +158,18 @@ DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s,
   run.log = capture.finish();
   run.events_text = read_text_file(events);
   std::ifstream in(events);
+  int64_t last_frame = -1;
   for (std::string line; std::getline(in, line);) {
     nlohmann::json event = nlohmann::json::parse(line);
-    (event.at("type") == "state" ? run.state_events : run.events).push_back(std::move(event));
+    if (event.at("type") == "state") {
+      run.state_events.push_back(std::move(event));
+    } else if (event.at("type") == "track") {
+      event["after_frame"] = last_frame;
+      run.track_events.push_back(std::move(event));
+    } else {
+      last_frame = event.at("frame").get<int64_t>();
+      run.events.push_back(std::move(event));
+    }
   }
   std::filesystem::remove_all(dir);
   return run;

@@ -22,9 +22,12 @@ struct DaemonRun {
   std::vector<StreamReport> reports;
   std::vector<nlohmann::json> events;        // detection events, in file order
   std::vector<nlohmann::json> state_events;  // stream state changes, in file order
-  std::string events_text;                   // the events file as written
-  std::string log;                           // what the daemon wrote on stderr (also passed through)
-  std::string metrics;                       // its /metrics page once the run ended
+  // Track events (events.tracks), in file order, each given "after_frame": the frame of the
+  // detection event written last before it (-1: none).
+  std::vector<nlohmann::json> track_events;
+  std::string events_text;  // the events file as written
+  std::string log;          // what the daemon wrote on stderr (also passed through)
+  std::string metrics;      // its /metrics page once the run ended
 
   const StreamReport& report(const std::string& stream) const;
   std::vector<nlohmann::json> events_of(const std::string& stream) const;

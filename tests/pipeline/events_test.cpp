@@ -31,6 +31,50 @@ TEST_CASE("state_event_to_json writes the documented schema") {
   CHECK(state_event_to_json(event).find("retry_in_s") == std::string::npos);
 }
 
+TEST_CASE("track_event_to_json writes the documented schema") {
+  TrackEvent event;
+  event.id = "0123456789abcdef-9";
+  event.stream = "door";
+  event.model = "people";
+  event.zone_names = {"porch", "drive", "gate"};
+  event.wall_time_ns = 1'796'223'845'123'456'789;
+  TrackRecord& r = event.record;
+  r.track_id = 12;
+  r.class_id = 0;
+  r.first_frame = 30;
+  r.last_frame = 93;
+  r.first_pts_ns = 1'000'000'000;
+  r.last_pts_ns = 3'100'000'000;
+  r.first_s = 4.0;
+  r.last_s = 6.1;
+  r.sightings = 20;
+  r.first_box = {1, 2, 3, 4};
+  r.last_box = {5, 6, 7, 8};
+  r.best_box = {9, 10, 11, 12.5f};
+  r.best_score = 0.87654f;
+  r.best_frame = 60;
+  r.zone_mask = 0b101;
+  r.crossings = 2;
+  r.snapshot = "/shots/door/x.jpg";
+  CHECK(track_event_to_json(event, {"person"}) ==
+        "{\"type\":\"track\",\"id\":\"0123456789abcdef-9\",\"stream\":\"door\",\"model\":\"people\","
+        "\"track_id\":12,\"label\":\"person\",\"class_id\":0,\"end\":\"lost\",\"first_frame\":30,\"last_frame\":93,"
+        "\"first_pts_ms\":1000.000,\"last_pts_ms\":3100.000,\"duration_s\":2.10,\"sightings\":20,"
+        "\"first_box\":[1.00,2.00,3.00,4.00],\"last_box\":[5.00,6.00,7.00,8.00],"
+        "\"best\":{\"score\":0.8765,\"frame\":60,\"box\":[9.00,10.00,11.00,12.50]},\"zones\":[\"porch\",\"gate\"],"
+        "\"line_crossings\":2,\"snapshot\":\"/shots/door/x.jpg\",\"wall_time\":\"2026-12-02T15:04:05.123Z\"}");
+  // Still followed when its stream stopped; no timestamps, zones, crossings or snapshot.
+  r.stopped = true;
+  r.first_pts_ns = r.last_pts_ns = -1;
+  r.zone_mask = 0;
+  r.crossings = 0;
+  r.snapshot.clear();
+  const std::string plain = track_event_to_json(event, {"person"});
+  CHECK(plain.find("\"end\":\"stopped\"") != std::string::npos);
+  CHECK(plain.find("\"first_pts_ms\":null,\"last_pts_ms\":null") != std::string::npos);
+  for (const char* absent : {"zones", "line_crossings", "snapshot"}) CHECK(plain.find(absent) == std::string::npos);
+}
+
 TEST_CASE("format_utc_iso8601 gives UTC with milliseconds") {
   CHECK(format_utc_iso8601(0) == "1970-01-01T00:00:00.000Z");
   CHECK(format_utc_iso8601(1'796'223'845'123'456'789) == "2026-12-02T15:04:05.123Z");
