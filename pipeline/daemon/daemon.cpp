@@ -89,6 +89,9 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
       config, [&](const std::vector<std::string>& names) { return model.runner->class_ids(names); });
   if (!zones.is_ok()) return zones.status().with_context(make_message("stream '", config.name, "'"));
   stream->zones = std::move(*zones);
+  for (size_t z = 0; z < stream->zones.zones().size(); ++z) {
+    stream->zone_dwell_s.push_back(std::make_unique<Histogram>(dwell_buckets_s()));
+  }
   EF_ASSIGN_OR_RETURN(VideoSourceOptions options, stream_source_options(config));
   // Built once now so that a pipeline GStreamer cannot build is the config's error, not a stream failure.
   EF_ASSIGN_OR_RETURN(std::unique_ptr<VideoSource> probe, VideoSource::create(options, [](DecodedFrame) {}));
@@ -446,6 +449,9 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
   ZoneActivity zone_activity;
   if (!stream.zones.empty()) {
     zone_activity = stream.zones.update(detections, frame.width(), frame.height(), seconds);
+    for (const ZoneTransition& t : zone_activity.transitions) {
+      if (t.event == ZoneEvent::kLeave) stream.zone_dwell_s[t.zone]->observe(t.dwell_s);
+    }
     publish_zone_states(stream, zone_activity);
   }
   // Records of the tracks the tracker gave up on this frame, emitted after the frame's own event.

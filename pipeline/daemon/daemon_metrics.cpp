@@ -111,6 +111,15 @@ std::string Daemon::render_metrics() const {
   zone_counter("edgefuse_zone_entries_total", "Tracked objects that entered the zone.", &ZoneTotals::entries);
   zone_counter("edgefuse_zone_loiterings_total", "Tracked objects that stayed in the zone its loiter-s seconds.",
                &ZoneTotals::loiterings);
+  out.family("edgefuse_zone_dwell_seconds", MetricType::kHistogram,
+             "How long tracked objects stood in the zone, per stay that ended (stream seconds).");
+  for (const auto& stream : streams_) {
+    const std::vector<std::string>& names = stream->zones.zone_names();
+    for (size_t z = 0; z < stream->zone_dwell_s.size(); ++z) {
+      out.histogram("edgefuse_zone_dwell_seconds", {{"stream", stream->config.name}, {"zone", names[z]}},
+                    stream->zone_dwell_s[z]->snapshot());
+    }
+  }
   out.family("edgefuse_line_crossings_total", MetricType::kCounter,
              "Tracked objects that crossed the counting line, by direction (forward, backward).");
   for (const auto& [name, totals] : zone_totals) {

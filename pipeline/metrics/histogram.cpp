@@ -47,4 +47,8 @@ std::vector<double> inference_buckets_ms() {
   return {1, 2, 5, 10, 15, 20, 30, 50, 100, 250};
 }
 
+std::vector<double> dwell_buckets_s() {
+  return {1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600};
+}
+
 }  // namespace edgefuse

@@ -36,8 +36,9 @@ class Histogram {
   std::atomic<double> sum_{0};
 };
 
-// Standard bucket sets, in milliseconds.
+// Standard bucket sets.
 std::vector<double> latency_buckets_ms();    // end-to-end frame latency: 5 ms .. 2.5 s
 std::vector<double> inference_buckets_ms();  // one model run: 1 ms .. 250 ms
+std::vector<double> dwell_buckets_s();       // a stay in a zone: 1 s .. 1 h
 
 }  // namespace edgefuse

@@ -181,7 +181,8 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
   std::set<std::pair<int64_t, int64_t>> expected_loiters, reported_loiters;  // (frame, track)
   constexpr double kDwellTolerance = 0.006;                                  // dwell_s has 2 decimals, pts_ms 3
   int forward = 0, backward = 0, entries = 0, leaves = 0;
-  std::map<std::string, int> zone_entries;
+  std::map<std::string, int> zone_entries, zone_leaves;
+  std::map<std::string, double> zone_dwell_sum;
   for (const nlohmann::json& event : run.events) {
     const int64_t frame = event.at("frame").get<int64_t>();
     int left = 0, right = 0;
@@ -234,6 +235,8 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
       // Its stay lasted until this frame, or (its track ended unseen) until it was last seen.
       const double until_s = track_left.count(track) == 1 ? now_s : stay.last_inside_s;
       CHECK(std::abs(change.at("dwell_s").get<double>() - (until_s - stay.entered_s)) <= kDwellTolerance);
+      ++zone_leaves[zone];
+      zone_dwell_sum[zone] += change.at("dwell_s").get<double>();
     }
     for (const auto& [track, is_left] : track_left) {
       Stay& stay = stays[{track, is_left ? "left" : "right"}];
@@ -266,6 +269,10 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
     CAPTURE(zone);
     const std::string labels = std::string(R"({stream="street",zone=")") + zone + "\"}";
     CHECK(metric("edgefuse_zone_entries_total" + labels) == zone_entries[zone]);
+    // Every stay that ended, in the dwell histogram (the events round each to 0.01 s).
+    CHECK(metric("edgefuse_zone_dwell_seconds_count" + labels) == zone_leaves[zone]);
+    CHECK(std::abs(metric("edgefuse_zone_dwell_seconds_sum" + labels) - zone_dwell_sum[zone]) <=
+          0.005 * zone_leaves[zone] + 1e-6);
     CHECK(metric("edgefuse_zone_loiterings_total" + labels) ==
           (zone == std::string("left") ? static_cast<double>(reported_loiters.size()) : 0.0));
     CHECK(metric("edgefuse_zone_objects" + labels) == run.events.back().at("zone_counts").at(zone).get<int>());
