@@ -1,6 +1,6 @@
-// A stream's own time in seconds, for how long objects stay in zones: it follows the frames'
-// presentation timestamps, so a file analysed faster than real time still measures video seconds,
-// and never runs backwards. Where the timestamps start again (a file looping, a camera
+// A stream's own time in seconds, for how long objects stay in zones and in view: it follows the
+// frames' presentation timestamps, so a file analysed faster than real time still measures video
+// seconds, and never runs backwards. Where the timestamps start again (a file looping, a camera
 // reconnected: a new pipeline counts from 0) or are missing, it advances by the frames' capture
 // times instead.
 #pragma once
