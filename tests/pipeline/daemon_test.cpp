@@ -37,6 +37,13 @@ std::string clip_stream_yaml(const std::string& name, const std::filesystem::pat
 
 const std::string kEventsYaml = "events:\n  path: \"@EVENTS@\"\n  empty-frames: true\nstats-interval-s: 0\n";
 
+// The value of one series (name and labels, as /metrics writes them) on the run's /metrics page.
+double metric_value(const DaemonRun& run, const std::string& series) {
+  const size_t at = run.metrics.find(series + " ");
+  REQUIRE_MESSAGE(at != std::string::npos, series);
+  return std::stod(run.metrics.substr(at + series.size() + 1));
+}
+
 float iou(const nlohmann::json& box, const Box& b) {
   const Box a{box[0].get<float>(), box[1].get<float>(), box[2].get<float>(), box[3].get<float>()};
   const float w = std::min(a.x2, b.x2) - std::max(a.x1, b.x1), h = std::min(a.y2, b.y2) - std::max(a.y1, b.y1);
@@ -258,24 +265,22 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
   CHECK(entries >= forward + backward);
 
   // The metrics count the same.
-  const auto metric = [&](const std::string& series) {
-    const size_t at = run.metrics.find(series + " ");
-    REQUIRE_MESSAGE(at != std::string::npos, series);
-    return std::stod(run.metrics.substr(at + series.size() + 1));
-  };
-  CHECK(metric(R"(edgefuse_line_crossings_total{stream="street",line="middle",direction="forward"})") == forward);
-  CHECK(metric(R"(edgefuse_line_crossings_total{stream="street",line="middle",direction="backward"})") == backward);
+  CHECK(metric_value(run, R"(edgefuse_line_crossings_total{stream="street",line="middle",direction="forward"})") ==
+        forward);
+  CHECK(metric_value(run, R"(edgefuse_line_crossings_total{stream="street",line="middle",direction="backward"})") ==
+        backward);
   for (const char* zone : {"left", "right"}) {
     CAPTURE(zone);
     const std::string labels = std::string(R"({stream="street",zone=")") + zone + "\"}";
-    CHECK(metric("edgefuse_zone_entries_total" + labels) == zone_entries[zone]);
+    CHECK(metric_value(run, "edgefuse_zone_entries_total" + labels) == zone_entries[zone]);
     // Every stay that ended, in the dwell histogram (the events round each to 0.01 s).
-    CHECK(metric("edgefuse_zone_dwell_seconds_count" + labels) == zone_leaves[zone]);
-    CHECK(std::abs(metric("edgefuse_zone_dwell_seconds_sum" + labels) - zone_dwell_sum[zone]) <=
+    CHECK(metric_value(run, "edgefuse_zone_dwell_seconds_count" + labels) == zone_leaves[zone]);
+    CHECK(std::abs(metric_value(run, "edgefuse_zone_dwell_seconds_sum" + labels) - zone_dwell_sum[zone]) <=
           0.005 * zone_leaves[zone] + 1e-6);
-    CHECK(metric("edgefuse_zone_loiterings_total" + labels) ==
+    CHECK(metric_value(run, "edgefuse_zone_loiterings_total" + labels) ==
           (zone == std::string("left") ? static_cast<double>(reported_loiters.size()) : 0.0));
-    CHECK(metric("edgefuse_zone_objects" + labels) == run.events.back().at("zone_counts").at(zone).get<int>());
+    CHECK(metric_value(run, "edgefuse_zone_objects" + labels) ==
+          run.events.back().at("zone_counts").at(zone).get<int>());
   }
 }
 
@@ -345,9 +350,8 @@ TEST_CASE("track events: one per track, agreeing with its detections, after the 
   CHECK(reported.size() == seen.size());
   MESSAGE(reported.size(), " track events: ", lost, " tracks lost in the clip, the rest still followed when it ended");
   CHECK(lost >= 10);
-  const size_t at = run.metrics.find("edgefuse_stream_track_events_total{stream=\"street\"} ");
-  REQUIRE(at != std::string::npos);
-  CHECK(std::stod(run.metrics.substr(run.metrics.find("} ", at) + 2)) == static_cast<double>(reported.size()));
+  CHECK(metric_value(run, R"(edgefuse_stream_track_events_total{stream="street"})") ==
+        static_cast<double>(reported.size()));
 }
 
 TEST_CASE("motion-gate: a still picture runs the model once, the walking pedestrians on every due frame") {
