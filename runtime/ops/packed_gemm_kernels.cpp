@@ -21,11 +21,13 @@ struct StridedRows {
   const float* base;
   int64_t stride;
   const float* row(int64_t k) const { return base + k * stride; }
+  StridedRows from(int64_t k) const { return {row(k), stride}; }
 };
 struct IndirectRows {
   const float* const* rows;
   int64_t offset;
   const float* row(int64_t k) const { return rows[k] + offset; }
+  IndirectRows from(int64_t k) const { return {rows + k, offset}; }
 };
 
 // One register tile: C [kRows, kColumns] (row stride ldc) = bias + A tile * B [k, kColumns], then
@@ -37,11 +39,13 @@ struct IndirectRows {
 // V < kVectors: a narrower tile, for the last columns of a block. R < kRows: only the first R
 // rows of the A tile (still packed kRows apart), for the last rows of a matrix; of those, only
 // rows below store_rows are stored. kMaskLast (AVX-512): the last vector's B, residual and C
-// lanes go through last_mask, for a block that ends mid-vector.
+// lanes go through last_mask, for a block that ends mid-vector. With `resume`, the accumulators
+// start from C's stored rows (a partial product over earlier k) instead of the bias.
 template <ConvEpilogue::Kind K, bool kPrefetch, typename Rows, int V = kVectors, int R = kRows, bool kMaskLast = false>
 inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t column, const float* bias,
                          const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc,
-                         int residual_rows = R, int store_rows = R, [[maybe_unused]] uint32_t last_mask = 0xFFFF) {
+                         int residual_rows = R, int store_rows = R, [[maybe_unused]] uint32_t last_mask = 0xFFFF,
+                         bool resume = false) {
   // Vector v of a row at p (constant v once the loops unroll).
   const auto load = [&](const float* p, [[maybe_unused]] int v) {
 #if defined(__AVX512F__)
@@ -63,8 +67,9 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
     const simd::Vec init = simd::broadcast(bias[r]);
+    const bool stored = resume && r < store_rows;
 #pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) acc[r][v] = init;
+    for (int v = 0; v < V; ++v) acc[r][v] = stored ? load(c + r * ldc + v * kLanes, v) : init;
   }
   for (int64_t kk = 0; kk < k; ++kk) {
     const float* b_row = b.row(kk) + column;
@@ -109,14 +114,14 @@ inline void tile_product(const float* a_tile, int64_t k, const Rows& b, int64_t 
 template <ConvEpilogue::Kind K, typename Rows, int V, bool kMaskLast>
 inline void direct_tile(const float* a_tile, int64_t k, const Rows& b, int64_t column, const float* bias,
                         const float* residual, int64_t ldr, const ConvEpilogue& activation, float* c, int64_t ldc,
-                        int64_t residual_rows, int64_t rows, uint32_t last_mask) {
+                        int64_t residual_rows, int64_t rows, uint32_t last_mask, bool resume) {
   const int tile_rows = static_cast<int>(rows), tile_residual_rows = static_cast<int>(residual_rows);
   if (rows <= kRows / 2) {
     tile_product<K, false, Rows, V, kRows / 2, kMaskLast>(a_tile, k, b, column, bias, residual, ldr, activation, c, ldc,
-                                                          tile_residual_rows, tile_rows, last_mask);
+                                                          tile_residual_rows, tile_rows, last_mask, resume);
   } else {
     tile_product<K, false, Rows, V, kRows, kMaskLast>(a_tile, k, b, column, bias, residual, ldr, activation, c, ldc,
-                                                      tile_residual_rows, tile_rows, last_mask);
+                                                      tile_residual_rows, tile_rows, last_mask, resume);
   }
 }
 
@@ -129,31 +134,122 @@ constexpr bool kMaskedEdges = true;
 constexpr bool kMaskedEdges = false;
 #endif
 
+// A column block's tiles each read all of its B rows, so B [k, width] should stay in L1 while
+// they do: half of a 48 KiB L1d, the rest for the A tiles and Y rows streaming past. A deeper
+// product runs in slices of about this depth, the tiles of each slice storing their partial
+// sums into Y for the next slice to resume (on Ice Lake, 512 x 256 products over 13 x 13 planes
+// ran at 59 % of peak with B from L2, those of depth 128 at 78 %).
+constexpr int64_t kDepthSlice = 24 * 1024 / (kColumns * static_cast<int64_t>(sizeof(float)));
+
+// Slices of the depth k: one up to 1.5 slices' depth (the partial sums' round trip through Y
+// would cost more than B's rows from L2 save), otherwise about kDepthSlice each.
+int64_t depth_slices(int64_t k) { return k * 2 <= kDepthSlice * 3 ? 1 : (k + kDepthSlice - 1) / kDepthSlice; }
+
+// Whether Y's rows share bytes with the residual's: then Y must hold nothing but finished rows
+// (a Conv pair writing over its residual, conv_pair.h), so the product runs in one slice.
+bool residual_shares_y(const float* y, int64_t ldy, int64_t m, int64_t n, const GemmRowEpilogue& epilogue) {
+  if (epilogue.residual == nullptr) return false;
+  const int64_t residual_rows = std::min(m, epilogue.residual_rows);
+  if (residual_rows <= 0) return false;
+  const auto y_begin = reinterpret_cast<uintptr_t>(y);
+  const auto y_end = reinterpret_cast<uintptr_t>(y + (m - 1) * ldy + n);
+  const auto r_begin = reinterpret_cast<uintptr_t>(epilogue.residual);
+  const auto r_end = reinterpret_cast<uintptr_t>(epilogue.residual + (residual_rows - 1) * epilogue.ldr + n);
+  return r_begin < y_end && y_begin < r_end;
+}
+
+// One tile of A's rows over a block of whole vectors (or, with kMaskedEdges, one ending
+// mid-vector) in place on B, stored into Y: the full register tile, or one of just enough
+// vectors and fewer rows. The first tile of a whole block fetches the next block's B rows when
+// that block is a whole one (`prefetch`).
+template <ConvEpilogue::Kind K, typename Rows>
+void in_place_tile(const float* a_tile, int64_t k, const Rows& b, int64_t column, int64_t width, bool prefetch,
+                   const float* bias, const float* residual, int64_t ldr, int64_t residual_rows, int64_t rows,
+                   const ConvEpilogue& activation, float* out, int64_t ldy, bool resume) {
+  const int tile_residual_rows = static_cast<int>(residual_rows);
+  if (rows == kRows && width == kColumns) {
+    if (prefetch) {
+      tile_product<K, true>(a_tile, k, b, column, bias, residual, ldr, activation, out, ldy, tile_residual_rows, kRows,
+                            0xFFFF, resume);
+    } else {
+      tile_product<K, false>(a_tile, k, b, column, bias, residual, ldr, activation, out, ldy, tile_residual_rows, kRows,
+                             0xFFFF, resume);
+    }
+    return;
+  }
+  const int narrow_vectors = static_cast<int>((width + kLanes - 1) / kLanes);
+  const bool whole_vectors = width % kLanes == 0;
+  const uint32_t last_mask = whole_vectors ? 0xFFFFu : (1u << (width % kLanes)) - 1u;
+  static_assert(kVectors == 3, "one tile per width below");
+  const auto run = [&](auto vectors) {
+    constexpr int V = decltype(vectors)::value;
+    if (whole_vectors) {
+      direct_tile<K, Rows, V, false>(a_tile, k, b, column, bias, residual, ldr, activation, out, ldy, residual_rows,
+                                     rows, last_mask, resume);
+    } else {
+      direct_tile<K, Rows, V, kMaskedEdges>(a_tile, k, b, column, bias, residual, ldr, activation, out, ldy,
+                                            residual_rows, rows, last_mask, resume);
+    }
+  };
+  if (narrow_vectors == 1) {
+    run(std::integral_constant<int, 1>{});
+  } else if (narrow_vectors == 2) {
+    run(std::integral_constant<int, 2>{});
+  } else {
+    run(std::integral_constant<int, 3>{});
+  }
+}
+
 template <ConvEpilogue::Kind K, typename Rows>
 void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b, float* y, int64_t ldy, int64_t n,
                       const GemmRowEpilogue& epilogue, float* panel) {
-  // Tiles of whole vectors (every block but a last one ending mid-vector, and that one too with
-  // kMaskedEdges) run in place on B and store into Y, with fewer rows (or stores) past m.
-  // Otherwise a last block ending mid-vector is copied into a zero-padded panel, and its tiles
-  // computed into `partial` without residual or activation; only their valid part is copied out
-  // and finished row by row.
+  // Blocks of whole vectors (every block but a last one ending mid-vector, and that one too with
+  // kMaskedEdges) run in place on B and store into Y, with fewer rows (or stores) past m, in depth
+  // slices when B's rows would not stay in L1. Otherwise a last block ending mid-vector is copied
+  // into a zero-padded panel, and its tiles computed into `partial` without residual or
+  // activation; only their valid part is copied out and finished row by row.
   alignas(64) float partial[kRows * kColumns];
   const ConvEpilogue none;
   const int64_t tiles = (m + kRows - 1) / kRows;
+  const int64_t slices = residual_shares_y(y, ldy, m, n, epilogue) ? 1 : depth_slices(k);
   for (int64_t column = 0; column < n; column += kColumns) {
     const int64_t width = std::min<int64_t>(kColumns, n - column);
-    // A narrow last block takes a tile of just enough vectors; without kMaskedEdges, read from a
-    // zero-padded copy when it ends mid-vector.
     const bool narrow = width < kColumns;
     const int narrow_vectors = static_cast<int>((width + kLanes - 1) / kLanes);
-    const bool whole_vectors = width % kLanes == 0;
-    const bool in_place = whole_vectors || kMaskedEdges;
-    const uint32_t last_mask = whole_vectors ? 0xFFFFu : (1u << (width % kLanes)) - 1u;
-    if (!in_place) {
-      for (int64_t kk = 0; kk < k; ++kk) {
-        std::copy_n(b.row(kk) + column, width, panel + kk * kColumns);
-        std::fill(panel + kk * kColumns + width, panel + kk * kColumns + narrow_vectors * kLanes, 0.0f);
+    const bool in_place = width % kLanes == 0 || kMaskedEdges;
+    const bool prefetch_next = column + 2 * kColumns <= n;
+    if (in_place) {
+      for (int64_t slice = 0; slice < slices; ++slice) {
+        const int64_t k_begin = k * slice / slices, depth = k * (slice + 1) / slices - k_begin;
+        const Rows slice_rows = b.from(k_begin);
+        const bool last = slice == slices - 1, resume = slice > 0;
+        for (int64_t tile = 0; tile < tiles; ++tile) {
+          const int64_t row = tile * kRows;
+          const int64_t rows = std::min<int64_t>(kRows, m - row);
+          float bias[kRows] = {};
+          if (epilogue.bias != nullptr) std::copy_n(epilogue.bias + row, rows, bias);
+          float* out = y + row * ldy + column;
+          const float* a_tile = packed_a + (tile * k + k_begin) * kRows;
+          const bool prefetch = tile == 0 && prefetch_next;
+          if (!last) {
+            in_place_tile<ConvEpilogue::Kind::kNone>(a_tile, depth, slice_rows, column, width, prefetch, bias, nullptr,
+                                                     0, 0, rows, none, out, ldy, resume);
+            continue;
+          }
+          // Rows of this tile that take the residual: all, none, or (a residual of fewer channels
+          // ending inside the tile) the first few.
+          const int64_t residual_rows =
+              epilogue.residual != nullptr ? std::clamp<int64_t>(epilogue.residual_rows - row, 0, rows) : 0;
+          const float* residual = residual_rows > 0 ? epilogue.residual + row * epilogue.ldr + column : nullptr;
+          in_place_tile<K>(a_tile, depth, slice_rows, column, width, prefetch, bias, residual, epilogue.ldr,
+                           residual_rows, rows, epilogue.activation, out, ldy, resume);
+        }
       }
+      continue;
+    }
+    for (int64_t kk = 0; kk < k; ++kk) {
+      std::copy_n(b.row(kk) + column, width, panel + kk * kColumns);
+      std::fill(panel + kk * kColumns + width, panel + kk * kColumns + narrow_vectors * kLanes, 0.0f);
     }
     const StridedRows panel_rows{panel, kColumns};
     for (int64_t tile = 0; tile < tiles; ++tile) {
@@ -162,46 +258,10 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
       float bias[kRows] = {};
       if (epilogue.bias != nullptr) std::copy_n(epilogue.bias + row, rows, bias);
       float* out = y + row * ldy + column;
-      // Rows of this tile that take the residual: all, none, or (a residual of fewer channels
-      // ending inside the tile) the first few.
       const int64_t residual_rows =
           epilogue.residual != nullptr ? std::clamp<int64_t>(epilogue.residual_rows - row, 0, rows) : 0;
       const float* residual = residual_rows > 0 ? epilogue.residual + row * epilogue.ldr + column : nullptr;
       const float* a_tile = packed_a + tile * k * kRows;
-      if (rows == kRows && width == kColumns) {
-        // The first tile of a block fetches the next block's B rows when that block is a whole one.
-        const bool prefetch = tile == 0 && column + 2 * kColumns <= n;
-        const int tile_residual_rows = static_cast<int>(residual_rows);
-        if (prefetch) {
-          tile_product<K, true>(a_tile, k, b, column, bias, residual, epilogue.ldr, epilogue.activation, out, ldy,
-                                tile_residual_rows);
-        } else {
-          tile_product<K, false>(a_tile, k, b, column, bias, residual, epilogue.ldr, epilogue.activation, out, ldy,
-                                 tile_residual_rows);
-        }
-        continue;
-      }
-      if (in_place) {
-        static_assert(kVectors == 3, "one tile per width below");
-        const auto run = [&](auto vectors) {
-          constexpr int V = decltype(vectors)::value;
-          if (whole_vectors) {
-            direct_tile<K, Rows, V, false>(a_tile, k, b, column, bias, residual, epilogue.ldr, epilogue.activation, out,
-                                           ldy, residual_rows, rows, last_mask);
-          } else {
-            direct_tile<K, Rows, V, kMaskedEdges>(a_tile, k, b, column, bias, residual, epilogue.ldr,
-                                                  epilogue.activation, out, ldy, residual_rows, rows, last_mask);
-          }
-        };
-        if (narrow_vectors == 1) {
-          run(std::integral_constant<int, 1>{});
-        } else if (narrow_vectors == 2) {
-          run(std::integral_constant<int, 2>{});
-        } else {
-          run(std::integral_constant<int, 3>{});
-        }
-        continue;
-      }
       static_assert(kVectors == 3, "one narrow tile per width below");
       if (narrow_vectors == 1) {
         tile_product<ConvEpilogue::Kind::kNone, false, StridedRows, 1>(a_tile, k, panel_rows, 0, bias, nullptr, 0, none,

@@ -262,17 +262,25 @@ TEST_CASE("a strided depthwise -> 1x1 pair writes its output over the residual i
   // BlazeFace-128's downsampling block: 64 x 64 x 24 -> depthwise 3x3/2 -> 1x1 to 28 channels,
   // adding the max-pooled input (24 channels, random here); the output in the residual's bytes, as
   // the memory plan places it, at any size.
+  // Also one deep enough (400 channels) that the 1x1's GEMM would run in depth slices: it must
+  // not, with the residual in its output's bytes.
+  for (const PairCase& deep : {PairCase{1, 24, 64, 64, 3, 2, 28, "", "relu", 0},
+                               PairCase{1, 400, 12, 12, 3, 2, 408, "", "relu", 0}}) {
+    CAPTURE(deep.channels);
+    std::mt19937 deep_rng(93);
+    const PairTensors deep_tensors = make_pair_tensors(deep, deep_rng);
+    const Tensor pooled = random_tensor(DType::kF32, {1, deep.channels, deep.height / 2, deep.width / 2}, deep_rng);
+    const std::vector<const Tensor*> dw_inputs = {&deep_tensors.x, &deep_tensors.dw_w, &deep_tensors.dw_b};
+    auto between = run_op(deep_tensors.depthwise, dw_inputs, true);
+    REQUIRE_MESSAGE(between.is_ok(), between.status().to_string());
+    const std::vector<const Tensor*> pw_inputs = {&between->at(0), &deep_tensors.pw_w, &deep_tensors.pw_b, &pooled};
+    auto expected = run_op(deep_tensors.pointwise, pw_inputs, true);
+    REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+    check_memory_pair(deep_tensors, pooled, false, between->at(0).shape(), expected->at(0));
+  }
   const PairCase c{1, 24, 64, 64, 3, 2, 28, "", "relu", 0};
   std::mt19937 rng(93);
   const PairTensors t = make_pair_tensors(c, rng);
-  const Tensor pooled = random_tensor(DType::kF32, {1, 24, 32, 32}, rng);
-  const std::vector<const Tensor*> dw_inputs = {&t.x, &t.dw_w, &t.dw_b};
-  auto between = run_op(t.depthwise, dw_inputs, true);
-  REQUIRE_MESSAGE(between.is_ok(), between.status().to_string());
-  const std::vector<const Tensor*> pw_inputs = {&between->at(0), &t.pw_w, &t.pw_b, &pooled};
-  auto expected = run_op(t.pointwise, pw_inputs, true);
-  REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
-  check_memory_pair(t, pooled, false, between->at(0).shape(), expected->at(0));
 
   // What the planner asks: over the residual when there is one, its planes the output's first.
   const auto over_residual = [&](bool with_residual, int64_t batch) {

@@ -202,12 +202,14 @@ TEST_CASE("conv: cpu kernel matches the reference on awkward shapes, 1 and 2 thr
 TEST_CASE("conv: 1x1 work split over output channels and columns matches the reference for 2, 3 and 5 threads") {
   // Row blocks of uneven size (70 channels are 5 units of 16), column blocks ending in a partial
   // tile (26 x 26 = 676 columns), many channels on a small plane, batches with groups, and a
-  // large plane cut into one stripe of columns per thread (104 x 104).
+  // large plane cut into one stripe of columns per thread (104 x 104), and a product deep enough
+  // to run in depth slices.
   const ConvCase cases[] = {
       {1, 9, 26, 26, 70, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", true},
       {1, 40, 13, 13, 256, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", true},
       {3, 8, 7, 50, 12, 1, 1, 2, 1, 1, 1, 1, {0, 0, 0, 0}, "", false},
       {1, 16, 104, 104, 32, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", true},
+      {1, 300, 13, 13, 40, 1, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", true},
   };
   uint32_t seed = 300;
   for (const ConvCase& c : cases) {

@@ -38,6 +38,9 @@ struct ConvShape {
 const ConvShape kConvShapes[] = {
     {"1x1", 13, 7, 11, 17, 1, 1, 1},
     {"1x1 large", 8, 70, 66, 5, 1, 1, 1},
+    // Deep enough for the GEMM's depth slices on AVX-512 and AVX2, over a block ending mid-vector.
+    {"1x1 deep", 400, 5, 13, 20, 1, 1, 1},
+    {"3x3 s1 deep", 48, 7, 9, 10, 3, 1, 1},
     {"3x3 s1", 7, 13, 9, 6, 3, 1, 1},
     {"3x3 s2", 5, 15, 13, 9, 3, 2, 1},
     // Output rows of whole vectors (one GEMM per row, straight into Y, with AVX-512 too).
