@@ -57,6 +57,7 @@ void read_mappings(const YamlNode& list, std::string_view path, std::span<const 
     const YamlNode& item = list.children[i];
     const std::string item_path = make_message(path, '[', i, ']');
     Target& target = out.emplace_back();
+    context.key_lines[item_path] = item.line;  // for errors about the item as a whole
     if (item.kind != YamlNode::Kind::kMapping) {
       context.diagnostics.add(item_path, item.line, "expected a mapping of keys, got " + config::describe_found(item));
       continue;
@@ -74,14 +75,22 @@ void read_list_section(const YamlNode& root, std::string_view key, std::span<con
   read_mappings(*list, key, fields, context, out, {}, [](const YamlNode&, std::string_view, Target&) {});
 }
 
-// A stream's zones and lines.
+// A stream's zones, lines, masks and object filters.
 void read_stream_regions(const YamlNode& stream, std::string_view path, ReadContext& context, StreamConfig& out) {
+  const auto no_nested = [](const YamlNode&, std::string_view, auto&) {};
   for (const SectionSpec& spec : config::stream_sections()) {
     const YamlNode* list = find_section(stream, spec, context, path);
     if (list == nullptr) continue;
-    const bool zones = spec.key == "zones";
-    read_mappings(*list, config::child_path(path, spec.key), zones ? config::zone_fields() : config::line_fields(),
-                  context, zones ? out.zones : out.lines, {}, [](const YamlNode&, std::string_view, RegionConfig&) {});
+    const std::string list_path = config::child_path(path, spec.key);
+    if (spec.key == "filters") {
+      read_mappings(*list, list_path, config::filter_fields(), context, out.filters, {}, no_nested);
+    } else if (spec.key == "masks") {
+      read_mappings(*list, list_path, config::mask_fields(), context, out.masks, {}, no_nested);
+    } else {
+      const bool zones = spec.key == "zones";
+      read_mappings(*list, list_path, zones ? config::zone_fields() : config::line_fields(), context,
+                    zones ? out.zones : out.lines, {}, no_nested);
+    }
   }
 }
 

@@ -45,6 +45,18 @@ struct RegionConfig {
   bool operator==(const RegionConfig&) const = default;
 };
 
+// An object filter of a stream (pipeline/zones/object_filter.h): detections of its classes whose
+// score, size or shape falls outside these bounds are dropped before tracking, zones and events.
+struct ObjectFilterConfig {
+  std::vector<std::string> classes;  // class names it applies to; empty = every class the stream reports
+  double min_score = 0;              // 0..1; above the model's score-threshold to matter
+  double min_area = 0;               // box area over frame area, 0..1
+  double max_area = 1;               // 0..1, above min_area
+  double min_ratio = 0;              // box width over height, 0..100
+  double max_ratio = 0;              // 0..100; 0 = no limit
+  bool operator==(const ObjectFilterConfig&) const = default;
+};
+
 struct StreamConfig {
   std::string name;  // unique, [A-Za-z0-9_.-]+ (it appears in events and metrics)
   // After parsing one of: file:///ABS (a plain path in the config is resolved against its folder and
@@ -84,6 +96,10 @@ struct StreamConfig {
   // Zones (occupancy, enter/leave) and counting lines (crossings; they need track) over the detections.
   std::vector<RegionConfig> zones;  // at most 32
   std::vector<RegionConfig> lines;  // at most 32
+  // Where and what not to report: masks (polygons whose detections are dropped, by where each stands)
+  // and object filters; both act before tracking, zones and events.
+  std::vector<RegionConfig> masks;           // at most 32; loiter_s unused
+  std::vector<ObjectFilterConfig> filters;  // at most 32
   // Overlay output for this stream (pipeline/overlay): an MP4 file and/or a live MJPEG view.
   std::string overlay_file;  // absolute after parsing; empty = none
   int overlay_port = 0;      // live view on http://<http.address>:PORT/, 0 = none

@@ -70,17 +70,20 @@ void check_stream(const StreamConfig& stream, size_t index, std::span<const std:
   }
 }
 
-// Counts, names unique across both lists, shapes with extent; lines and snapshots only with tracking.
+// Counts, names unique across zones, lines and masks, shapes with extent; lines and snapshots only
+// with tracking.
 void check_regions(const StreamConfig& stream, size_t index, ReadContext& context) {
+  enum class Kind { kZone, kLine, kMask };
   const std::string stream_path = make_message("streams[", index, ']');
   std::map<std::string_view, std::string> first_path;
-  for (const bool zones : {true, false}) {
-    const std::vector<RegionConfig>& regions = zones ? stream.zones : stream.lines;
-    const std::string list = make_message(stream_path, zones ? ".zones" : ".lines");
+  for (const Kind kind : {Kind::kZone, Kind::kLine, Kind::kMask}) {
+    const bool zones = kind == Kind::kZone, lines = kind == Kind::kLine;
+    const std::vector<RegionConfig>& regions = zones ? stream.zones : lines ? stream.lines : stream.masks;
+    const std::string_view plural = zones ? "zones" : lines ? "lines" : "masks";
+    const std::string list = make_message(stream_path, '.', plural);
     if (regions.size() > kMaxRegionsPerKind) {
-      context.diagnostics.add(
-          list, line_of(context, list + "[0].name"),
-          make_message(regions.size(), zones ? " zones" : " lines", "; at most ", kMaxRegionsPerKind, " per stream"));
+      context.diagnostics.add(list, line_of(context, list + "[0].name"),
+                              make_message(regions.size(), ' ', plural, "; at most ", kMaxRegionsPerKind, " per stream"));
     }
     if (zones && !stream.snapshots.empty() && !stream.track) {
       const std::string path = stream_path + ".snapshots";
@@ -88,7 +91,7 @@ void check_regions(const StreamConfig& stream, size_t index, ReadContext& contex
                               "snapshots are taken when tracked objects appear, enter zones or cross lines: they "
                               "need track: true");
     }
-    if (!zones && !regions.empty() && !stream.track) {
+    if (lines && !regions.empty() && !stream.track) {
       context.diagnostics.add(list, line_of(context, list + "[0].name"),
                               "counting lines follow tracked objects: they need track: true");
     }
@@ -98,21 +101,57 @@ void check_regions(const StreamConfig& stream, size_t index, ReadContext& contex
       const auto [first, inserted] = first_path.emplace(region.name, name_path);
       if (!inserted) {
         context.diagnostics.add(name_path, line_of(context, name_path),
-                                make_message("duplicate zone or line name \"", region.name, "\"; first defined at ",
-                                             first->second, " (line ", line_of(context, first->second), ")"));
+                                make_message("duplicate zone, line or mask name \"", region.name,
+                                             "\"; first defined at ", first->second, " (line ",
+                                             line_of(context, first->second), ")"));
       }
-      if (zones && region.points.size() >= 3 && std::abs(polygon_twice_area(region.points)) / 2 < kMinZoneArea) {
+      if (!lines && region.points.size() >= 3 && std::abs(polygon_twice_area(region.points)) / 2 < kMinZoneArea) {
         context.diagnostics.add(points_path, line_of(context, points_path),
-                                "the zone's points enclose no area (they lie on one line)");
+                                make_message("the ", zones ? "zone" : "mask", "'s points enclose no area (they lie on one line)"));
       }
       if (zones && region.loiter_s > 0 && !stream.track) {
         const std::string path = item_path(list, i, "loiter-s");
         context.diagnostics.add(path, line_of(context, path),
                                 "loitering is measured on tracked objects: it needs track: true");
       }
-      if (!zones && region.points.size() == 2 && region.points[0] == region.points[1]) {
+      if (lines && region.points.size() == 2 && region.points[0] == region.points[1]) {
         context.diagnostics.add(points_path, line_of(context, points_path), "the line's two points are the same");
       }
+    }
+  }
+}
+
+// Bounds that can be met, and each filter bounding something.
+void check_filters(const StreamConfig& stream, size_t index, ReadContext& context) {
+  const std::string list = make_message("streams[", index, "].filters");
+  if (stream.filters.size() > kMaxRegionsPerKind) {
+    context.diagnostics.add(list, line_of(context, list + "[0]"),
+                            make_message(stream.filters.size(), " filters; at most ", kMaxRegionsPerKind, " per stream"));
+  }
+  for (size_t i = 0; i < stream.filters.size(); ++i) {
+    const ObjectFilterConfig& filter = stream.filters[i];
+    const std::string item = make_message(list, '[', i, ']');
+    const auto at = [&](std::string_view key) {
+      const std::string path = item_path(list, i, key);
+      const int line = line_of(context, path);
+      return std::pair{line != 0 ? path : item, line != 0 ? line : line_of(context, item)};
+    };
+    if (filter.min_area >= filter.max_area) {
+      const auto [path, line] = at("max-area");
+      context.diagnostics.add(path, line,
+                              make_message("max-area ", filter.max_area, " is not above min-area ", filter.min_area,
+                                           ": no box would pass"));
+    }
+    if (filter.max_ratio > 0 && filter.min_ratio >= filter.max_ratio) {
+      const auto [path, line] = at("max-ratio");
+      context.diagnostics.add(path, line,
+                              make_message("max-ratio ", filter.max_ratio, " is not above min-ratio ", filter.min_ratio,
+                                           ": no box would pass"));
+    }
+    if (filter.min_score == 0 && filter.min_area == 0 && filter.max_area == 1 && filter.min_ratio == 0 &&
+        filter.max_ratio == 0) {
+      context.diagnostics.add(item, line_of(context, item),
+                              "the filter bounds nothing: set min-score, min-area, max-area, min-ratio or max-ratio");
     }
   }
 }
@@ -131,6 +170,7 @@ void check_cross_references(const DaemonConfig& config, ReadContext& context) {
   for (size_t i = 0; i < config.streams.size(); ++i) {
     check_stream(config.streams[i], i, model_names, context);
     check_regions(config.streams[i], i, context);
+    check_filters(config.streams[i], i, context);
   }
 }
 

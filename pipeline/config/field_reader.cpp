@@ -314,5 +314,7 @@ template void read_fields(const YamlNode&, std::span<const FieldSpec<HttpConfig>
                           HttpConfig&, std::span<const std::string_view>);
 template void read_fields(const YamlNode&, std::span<const FieldSpec<RegionConfig>>, std::string_view, ReadContext&,
                           RegionConfig&, std::span<const std::string_view>);
+template void read_fields(const YamlNode&, std::span<const FieldSpec<ObjectFilterConfig>>, std::string_view,
+                          ReadContext&, ObjectFilterConfig&, std::span<const std::string_view>);
 
 }  // namespace edgefuse::config

@@ -17,7 +17,8 @@ namespace edgefuse::config {
 struct ReadContext {
   Diagnostics& diagnostics;
   std::filesystem::path base_dir;                     // relative paths are resolved against it
-  std::map<std::string, int, std::less<>> key_lines;  // "streams[1].loop" -> line, for every key present
+  // "streams[1].loop" -> line, for every key present; also "streams[1]" -> its first line, for list items
+  std::map<std::string, int, std::less<>> key_lines;
 };
 
 // "streams[1]" + "uri" -> "streams[1].uri"; an empty parent gives the key alone.

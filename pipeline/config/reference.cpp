@@ -102,6 +102,10 @@ std::string config_reference() {
   write_fields(out, "streams[].zones[].", config::zone_fields());
   out << "== streams[].lines[]: each counting line of a stream ==\n\n";
   write_fields(out, "streams[].lines[].", config::line_fields());
+  out << "== streams[].masks[]: each mask of a stream ==\n\n";
+  write_fields(out, "streams[].masks[].", config::mask_fields());
+  out << "== streams[].filters[]: each object filter of a stream ==\n\n";
+  write_fields(out, "streams[].filters[].", config::filter_fields());
   out << "== events ==\n\n";
   write_fields(out, "events.", config::events_fields());
   out << "== mqtt ==\n\n";

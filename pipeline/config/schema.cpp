@@ -312,10 +312,21 @@ const std::array kStreamSections = {
                 .is_list = true,
                 .description = "Counting lines: a tracked object whose box's bottom centre crosses the segment "
                                "is reported with its direction. Needs track: true. At most 32."},
+    SectionSpec{.key = "masks",
+                .is_list = true,
+                .description = "Areas where objects are not reported (a tree that sways, a screen, the street "
+                               "beyond a fence): a detection standing in a mask (the bottom centre of its box) "
+                               "is dropped before tracking, zones and events. At most 32."},
+    SectionSpec{.key = "filters",
+                .is_list = true,
+                .description = "Object filters: detections of a filter's classes scoring or sized outside its "
+                               "bounds are dropped before tracking, zones and events (a \"person\" as large "
+                               "as the frame, a \"car\" taller than wide). A detection must pass every "
+                               "filter of its class. At most 32."},
 };
 
 constexpr std::string_view kRegionNameDescription =
-    "Unique among the stream's zones and lines; names it in events and metrics.";
+    "Unique among the stream's zones, lines and masks; names it in events and metrics.";
 constexpr std::string_view kRegionClassesDescription =
     "Only objects of these class names count here; empty or absent: every class the stream reports.";
 
@@ -357,6 +368,57 @@ const std::array kLineFields = {
                             &RegionConfig::points},
     FieldSpec<RegionConfig>{{.key = "classes", .type = kStringList, .description = kRegionClassesDescription},
                             &RegionConfig::classes},
+};
+
+const std::array kMaskFields = {
+    FieldSpec<RegionConfig>{{.key = "name", .type = kName, .required = true, .description = kRegionNameDescription},
+                            &RegionConfig::name},
+    FieldSpec<RegionConfig>{{.key = "points",
+                             .type = kPointList,
+                             .required = true,
+                             .range = {3, 64},
+                             .description = "The mask's outline in fractions of the frame, as a zone's."},
+                            &RegionConfig::points},
+    FieldSpec<RegionConfig>{{.key = "classes",
+                             .type = kStringList,
+                             .description = "Only objects of these class names are dropped here; empty or absent: "
+                                            "every class."},
+                            &RegionConfig::classes},
+};
+
+const std::array kFilterFields = {
+    FieldSpec<ObjectFilterConfig>{{.key = "classes",
+                                   .type = kStringList,
+                                   .description = "The class names this filter applies to; empty or absent: every "
+                                                  "class the stream reports."},
+                                  &ObjectFilterConfig::classes},
+    FieldSpec<ObjectFilterConfig>{{.key = "min-score",
+                                   .type = kFloat,
+                                   .range = {0, 1},
+                                   .description = "Drop detections scoring below this (it matters above the "
+                                                  "model's score-threshold)."},
+                                  &ObjectFilterConfig::min_score},
+    FieldSpec<ObjectFilterConfig>{{.key = "min-area",
+                                   .type = kFloat,
+                                   .range = {0, 1},
+                                   .description = "Drop boxes smaller than this fraction of the frame's area."},
+                                  &ObjectFilterConfig::min_area},
+    FieldSpec<ObjectFilterConfig>{{.key = "max-area",
+                                   .type = kFloat,
+                                   .range = {0, 1},
+                                   .description = "Drop boxes larger than this fraction of the frame's area."},
+                                  &ObjectFilterConfig::max_area},
+    FieldSpec<ObjectFilterConfig>{{.key = "min-ratio",
+                                   .type = kFloat,
+                                   .range = {0, 100},
+                                   .description = "Drop boxes narrower than this: width over height, in pixels "
+                                                  "(a standing person about 0.4, a car from the side about 2)."},
+                                  &ObjectFilterConfig::min_ratio},
+    FieldSpec<ObjectFilterConfig>{{.key = "max-ratio",
+                                   .type = kFloat,
+                                   .range = {0, 100},
+                                   .description = "Drop boxes wider than this, width over height; 0: no limit."},
+                                  &ObjectFilterConfig::max_ratio},
 };
 
 const std::array kEventsFields = {
@@ -498,6 +560,12 @@ std::span<const FieldSpec<RegionConfig>> zone_fields() {
 }
 std::span<const FieldSpec<RegionConfig>> line_fields() {
   return kLineFields;
+}
+std::span<const FieldSpec<RegionConfig>> mask_fields() {
+  return kMaskFields;
+}
+std::span<const FieldSpec<ObjectFilterConfig>> filter_fields() {
+  return kFilterFields;
 }
 
 std::string describe_expectation(const KeyRule& rule) {

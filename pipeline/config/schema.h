@@ -76,6 +76,8 @@ std::span<const FieldSpec<HttpConfig>> http_fields();
 std::span<const SectionSpec> stream_sections();  // zones, lines: lists of mappings (possibly empty)
 std::span<const FieldSpec<RegionConfig>> zone_fields();
 std::span<const FieldSpec<RegionConfig>> line_fields();
+std::span<const FieldSpec<RegionConfig>> mask_fields();
+std::span<const FieldSpec<ObjectFilterConfig>> filter_fields();
 
 // "integer in 1..1000", "one of cpu, cuda, auto", ...: what a key expects, for errors and the reference.
 std::string describe_expectation(const KeyRule& rule);

@@ -89,6 +89,10 @@ Result<std::unique_ptr<Daemon::Stream>> Daemon::build_stream(const StreamConfig&
       config, [&](const std::vector<std::string>& names) { return model.runner->class_ids(names); });
   if (!zones.is_ok()) return zones.status().with_context(make_message("stream '", config.name, "'"));
   stream->zones = std::move(*zones);
+  Result<ObjectFilter> object_filter = stream_object_filter(
+      config, [&](const std::vector<std::string>& names) { return model.runner->class_ids(names); });
+  if (!object_filter.is_ok()) return object_filter.status().with_context(make_message("stream '", config.name, "'"));
+  stream->object_filter = std::move(*object_filter);
   for (size_t z = 0; z < stream->zones.zones().size(); ++z) {
     stream->zone_dwell_s.push_back(std::make_unique<Histogram>(dwell_buckets_s()));
   }
@@ -437,6 +441,10 @@ void Daemon::publish(Model& model, const PendingFrame& pending, Result<std::vect
       return std::find(stream.class_filter.begin(), stream.class_filter.end(), d.class_id) == stream.class_filter.end();
     });
   }
+  const DropCounts dropped = stream.object_filter.apply(detections, frame.width(), frame.height());
+  for (size_t reason = 0; reason < kDropReasons; ++reason) {
+    if (dropped[reason] > 0) stream.stats.detections_dropped[reason].fetch_add(dropped[reason]);
+  }
   std::stable_sort(detections.begin(), detections.end(),
                    [](const Detection& a, const Detection& b) { return a.score > b.score; });
   // Frames of a stream reach this model's one worker in order, so the tracker sees them so.
@@ -555,10 +563,14 @@ void Daemon::on_state_change(Stream& stream, const StateChange& change) {
 void Daemon::log_final_summary(Stream& stream) {
   StreamStats& stats = stream.stats;
   const LatencySummary latency = stats.total();
+  int64_t filtered = 0;
+  for (const auto& count : stats.detections_dropped) filtered += count.load();
   daemon_log("stream '", stream.config.name, "' summary: frames in ", stats.frames_in.load(), ", processed ",
              stats.processed.load(), ", dropped ", stats.dropped.load(), ", skipped ", stats.skipped.load(),
              stream.config.motion_gate ? make_message(" (", stats.still.load(), " still)") : std::string(), ", failed ",
-             stats.failed.load(), ", events ", stats.events.load(), ", latency p50 ", latency.p50_ms, " ms p99 ",
+             stats.failed.load(), ", events ", stats.events.load(),
+             stream.object_filter.empty() ? std::string() : make_message(", detections masked or filtered ", filtered),
+             ", latency p50 ", latency.p50_ms, " ms p99 ",
              latency.p99_ms, " ms (decoder ", stream.supervisor->decoder_name(), ")");
 }
 

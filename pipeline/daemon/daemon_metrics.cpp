@@ -89,6 +89,15 @@ std::string Daemon::render_metrics() const {
     out.sample("edgefuse_stream_tracks", {{"stream", stream->config.name}},
                static_cast<double>(stream->stats.tracks.load()));
   }
+  out.family("edgefuse_stream_detections_dropped_total", MetricType::kCounter,
+             "Detections dropped by the stream's masks and object filters, by the first bound they failed.");
+  for (const auto& stream : streams_) {
+    for (size_t reason = 0; reason < kDropReasons; ++reason) {
+      out.sample("edgefuse_stream_detections_dropped_total",
+                 {{"stream", stream->config.name}, {"reason", std::string(drop_reason_name(static_cast<DropReason>(reason)))}},
+                 static_cast<double>(stream->stats.detections_dropped[reason].load()));
+    }
+  }
   std::vector<std::pair<const std::string*, ZoneTotals>> zone_totals;  // one consistent copy per stream
   for (const auto& stream : streams_) {
     if (!stream->zones.empty()) zone_totals.emplace_back(&stream->config.name, stream->zones.totals());

@@ -24,6 +24,7 @@ Status Daemon::open_overlay(Stream& stream) {
     snapshots.text.labels = stream.model->runner->labels();
     snapshots.text.zones = stream.zones.zones();
     snapshots.text.lines = stream.zones.lines();
+    snapshots.text.masks = stream.object_filter.masks();
     Result<std::unique_ptr<SnapshotWriter>> writer = SnapshotWriter::create(std::move(snapshots));
     if (!writer.is_ok()) return writer.status().with_context(make_message("stream '", config.name, "'"));
     stream.snapshots = {writer->release(), [](SnapshotWriter* closing) { delete closing; }};
@@ -36,6 +37,7 @@ Status Daemon::open_overlay(Stream& stream) {
   options.labels = stream.model->runner->labels();
   options.zones = stream.zones.zones();
   options.lines = stream.zones.lines();
+  options.masks = stream.object_filter.masks();
   options.mp4_path = config.overlay_file;
   options.http_port = config.overlay_port > 0 ? config.overlay_port : -1;
   options.bind_address = config_.http.address;

@@ -26,6 +26,7 @@ struct Daemon::Stream {
   Model* model = nullptr;
   int slot = -1;                           // in its model's scheduler
   std::vector<int> class_filter;           // empty: every class
+  ObjectFilter object_filter;              // config.masks and filters, applied after class_filter
   MotionGate motion;                       // config.motion_gate: judged on the source's thread alone
   IouTracker tracker;                      // config.track: ids for the detections, updated by the model's worker alone
   ZoneMonitor zones;                       // config.zones and lines, updated by the model's worker alone

@@ -51,6 +51,28 @@ Result<ZoneMonitor> stream_zone_monitor(const StreamConfig& config, const ClassI
   return ZoneMonitor(std::move(zones), std::move(lines), config.track_max_age);
 }
 
+Result<ObjectFilter> stream_object_filter(const StreamConfig& config, const ClassIdLookup& class_ids) {
+  std::vector<ObjectFilterRule> rules;
+  for (size_t i = 0; i < config.filters.size(); ++i) {
+    const ObjectFilterConfig& filter = config.filters[i];
+    Result<std::vector<int>> classes = class_ids(filter.classes);
+    if (!classes.is_ok()) return classes.status().with_context(make_message("filters[", i, "]"));
+    rules.push_back({.class_ids = std::move(*classes),
+                     .min_score = static_cast<float>(filter.min_score),
+                     .min_area = filter.min_area,
+                     .max_area = filter.max_area,
+                     .min_ratio = filter.min_ratio,
+                     .max_ratio = filter.max_ratio});
+  }
+  std::vector<ObjectMask> masks;
+  for (const RegionConfig& mask : config.masks) {
+    Result<std::vector<int>> classes = class_ids(mask.classes);
+    if (!classes.is_ok()) return classes.status().with_context(make_message("mask '", mask.name, "'"));
+    masks.push_back({mask.name, mask.points, std::move(*classes)});
+  }
+  return ObjectFilter(std::move(rules), std::move(masks));
+}
+
 double stream_seconds(StreamClock& clock, const DecodedFrame& frame) {
   const auto captured = std::chrono::duration_cast<std::chrono::nanoseconds>(frame.captured_at.time_since_epoch());
   return clock.seconds(frame.pts_ns, captured.count());

@@ -1,6 +1,7 @@
 // How a stream's config becomes the options of its parts: its GStreamer source (address, pacing,
 // RTSP transport and credentials, decoder, test-pattern geometry), its motion gate, its object
-// tracker, and its zones and counting lines. Shared by the daemon and the samples.
+// tracker, its masks and object filters, and its zones and counting lines. Shared by the daemon
+// and the samples.
 #pragma once
 
 #include <functional>
@@ -11,6 +12,7 @@
 #include "pipeline/motion/motion_gate.h"
 #include "pipeline/tracking/iou_tracker.h"
 #include "pipeline/video/video_source.h"
+#include "pipeline/zones/object_filter.h"
 #include "pipeline/zones/stream_clock.h"
 #include "pipeline/zones/zone_monitor.h"
 
@@ -30,6 +32,10 @@ using ClassIdLookup = std::function<Result<std::vector<int>>(const std::vector<s
 // zones and lines, their class names looked up; a name the model does not know is an error naming
 // the zone or line.
 Result<ZoneMonitor> stream_zone_monitor(const StreamConfig& config, const ClassIdLookup& class_ids);
+
+// masks and filters, their class names looked up; a name the model does not know is an error naming
+// the mask or the filter.
+Result<ObjectFilter> stream_object_filter(const StreamConfig& config, const ClassIdLookup& class_ids);
 
 // The frame's stream time (for zones and track records), from its timestamp and capture time.
 double stream_seconds(StreamClock& clock, const DecodedFrame& frame);

@@ -3,12 +3,14 @@
 //   frames_in == skipped + dropped + processed + in_flight   (in_flight is 0 once drained)
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
 
 #include "pipeline/metrics/histogram.h"
+#include "pipeline/zones/object_filter.h"
 
 namespace edgefuse {
 
@@ -30,6 +32,7 @@ class StreamStats {
   std::atomic<int64_t> failed{0};              // processed, but preprocessing or inference reported an error
   std::atomic<int64_t> events{0};              // detection events written
   std::atomic<int64_t> track_events{0};        // track events written (events.tracks)
+  std::array<std::atomic<int64_t>, kDropReasons> detections_dropped{};  // by masks and filters, per DropReason
   std::atomic<int64_t> tracks{0};              // objects tracked now (track: true), confirmed or not
   std::atomic<int64_t> tracks_started{0};      // tracks begun since the stream started
   std::atomic<double> fps{0};                  // frames in per second over the last few seconds (updated by the daemon)

@@ -14,6 +14,7 @@ OverlayOutput::OverlayOutput(OverlayOptions options) : options_(std::move(option
   text_.labels = options_.labels;
   text_.zones = options_.zones;
   text_.lines = options_.lines;
+  text_.masks = options_.masks;
 }
 
 Result<std::unique_ptr<OverlayOutput>> OverlayOutput::create(OverlayOptions options) {

@@ -32,6 +32,7 @@ struct OverlayOptions {
   std::vector<std::string> labels;  // class names by id (ModelRunner::labels())
   std::vector<Zone> zones;          // the stream's zones and counting lines, drawn on every frame
   std::vector<CountingLine> lines;
+  std::vector<ObjectMask> masks;    // and its masks
   std::filesystem::path mp4_path;  // H.264 MP4 recording; empty: none
   std::string encoder = "auto";    // "auto" (hardware when present, else x264enc) or one of OverlayWriter's list
   int bitrate_kbps = 0;            // 0: from frame size and fps

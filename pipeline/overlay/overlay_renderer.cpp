@@ -147,10 +147,15 @@ void draw_zones_and_lines(I420Image& canvas, const OverlayText& text, const Over
                           std::vector<PixelRect>& touched) {
   const int t = box_thickness(canvas.height());
   const YuvColor zone_color = to_yuv(kZoneColor, canvas.bt709), line_color = to_yuv(kLineColor, canvas.bt709);
+  const YuvColor mask_color = to_yuv(kMaskColor, canvas.bt709);
   const auto label_at = [&](Point p, const std::string& label, YuvColor color) {
     draw_label(canvas, static_cast<int>(p.x * canvas.width()), static_cast<int>(p.y * canvas.height()), label, color,
                touched);
   };
+  for (const ObjectMask& mask : text.masks) {  // first: a zone drawn over a mask stays readable
+    draw_polyline(canvas, mask.polygon, true, mask_color, t, touched);
+    label_at(mask.polygon.front(), mask.name, mask_color);
+  }
   for (size_t z = 0; z < text.zones.size(); ++z) {
     const Zone& zone = text.zones[z];
     draw_polyline(canvas, zone.polygon, true, zone_color, t, touched);

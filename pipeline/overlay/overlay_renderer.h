@@ -1,5 +1,5 @@
-// Draws detections and per-stream figures onto an I420 canvas, in place: the stream's zones and
-// counting lines with their counts, box outlines in the class colour, a filled label (class name
+// Draws detections and per-stream figures onto an I420 canvas, in place: the stream's masks, its
+// zones and counting lines with their counts, box outlines in the class colour, a filled label (class name
 // and score) above each box, and fps/latency in the top-left corner. Rectangles are snapped to even coordinates so that
 // luma and the 2x2-subsampled chroma cover the same pixels (no colour fringes, and the pixels outside stay untouched).
 #pragma once
@@ -10,6 +10,7 @@
 
 #include "models/detect/detection.h"
 #include "pipeline/overlay/i420_image.h"
+#include "pipeline/zones/object_filter.h"
 #include "pipeline/zones/zone_monitor.h"
 
 namespace edgefuse {
@@ -32,6 +33,7 @@ struct OverlayText {
   std::vector<std::string> labels;  // class names by class id
   std::vector<Zone> zones;          // outlined, labelled with name and objects at the first point
   std::vector<CountingLine> lines;  // drawn, labelled with name and crossings at the first point
+  std::vector<ObjectMask> masks;    // outlined, labelled with name at the first point
 };
 
 // Box outline thickness for a frame height: even, 2 px up to 1079 lines, 4 px at 1080p, 8 at 2160p.

@@ -17,9 +17,10 @@ struct YuvColor {
 // The palette entry for a class (classes beyond the palette reuse it cyclically).
 BgrColor class_color(int class_id);
 
-// Zones and counting lines: colours no class has, so they never read as a detection.
+// Zones, counting lines and masks: colours no class has, so they never read as a detection.
 inline constexpr BgrColor kZoneColor{0, 215, 255};    // gold
 inline constexpr BgrColor kLineColor{255, 255, 255};  // white
+inline constexpr BgrColor kMaskColor{96, 96, 96};     // dark grey: where nothing is reported
 
 // Studio-range YUV of an sRGB colour under the BT.709 (HD) or BT.601 matrix.
 YuvColor to_yuv(BgrColor color, bool bt709);

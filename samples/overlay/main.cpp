@@ -206,11 +206,12 @@ Status run(const AppOptions& o) {
   if (!stream.classes.empty()) {
     EF_ASSIGN_OR_RETURN(class_filter, runner->class_ids(stream.classes));
   }
-  // Track ids drawn beside the labels, zones and lines with their counts, as the daemon gives them.
+  // Track ids drawn beside the labels, zones and lines with their counts, masks and filters
+  // applied, as the daemon gives them.
   IouTracker tracker(stream_tracker_options(stream));
-  EF_ASSIGN_OR_RETURN(ZoneMonitor zones, stream_zone_monitor(stream, [&](const std::vector<std::string>& names) {
-                        return runner->class_ids(names);
-                      }));
+  const ClassIdLookup class_ids = [&](const std::vector<std::string>& names) { return runner->class_ids(names); };
+  EF_ASSIGN_OR_RETURN(ZoneMonitor zones, stream_zone_monitor(stream, class_ids));
+  EF_ASSIGN_OR_RETURN(ObjectFilter object_filter, stream_object_filter(stream, class_ids));
   StreamClock clock;
 
   OverlayOptions overlay;
@@ -218,6 +219,7 @@ Status run(const AppOptions& o) {
   overlay.labels = runner->labels();
   overlay.zones = zones.zones();
   overlay.lines = zones.lines();
+  overlay.masks = object_filter.masks();
   overlay.mp4_path = o.out;
   overlay.encoder = o.encoder;
   overlay.http_port = o.http;
@@ -265,6 +267,7 @@ Status run(const AppOptions& o) {
         return std::find(class_filter.begin(), class_filter.end(), d.class_id) == class_filter.end();
       });
     }
+    object_filter.apply(detections, frame->width(), frame->height());
     if (stream.track) tracker.update(detections);
     OverlayStats stats;
     if (!zones.empty()) {

@@ -497,13 +497,32 @@ TEST_CASE("the daemon's detections match edgefuse detect on the same decoded fra
   MESSAGE("largest score difference daemon vs OpenCV-preprocessed reference: " << worst_score_gap);
 }
 
+// Two streams of the clip batched on one model; west drops what its mask and filters cover: the
+// car and the truck parked at the top right, a faint "sports ball" on the plaza (a bag), and people
+// too small or too wide to be someone standing. Run once for the tests that read it.
+const DaemonRun& two_stream_run(const std::filesystem::path& model, const std::filesystem::path& clip) {
+  static const DaemonRun run = run_daemon(model_yaml(model, 2) + "streams:\n" + clip_stream_yaml("east", clip) +
+                                          clip_stream_yaml("west", clip) +
+                                          "    masks:\n"
+                                          "      - name: parking\n"
+                                          "        points: [[0.8, 0], [1, 0], [1, 0.3], [0.8, 0.3]]\n"
+                                          "        classes: [car, truck]\n"
+                                          "    filters:\n"
+                                          "      - classes: [sports ball, frisbee]\n"
+                                          "        min-score: 0.45\n"
+                                          "      - classes: [person]\n"
+                                          "        min-area: 0.002\n"
+                                          "        max-ratio: 0.6\n" +
+                                          kEventsYaml);
+  return run;
+}
+
 TEST_CASE("two streams batched on one model give the same detections as one stream alone") {
   ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
   ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
   const DaemonRun& single = single_stream_run(model, clip);
   REQUIRE(single.status.is_ok());
-  const DaemonRun run = run_daemon(model_yaml(model, 2) + "streams:\n" + clip_stream_yaml("east", clip) +
-                                   clip_stream_yaml("west", clip) + kEventsYaml);
+  const DaemonRun& run = two_stream_run(model, clip);
   REQUIRE(run.status.is_ok());
   // The fused model batches (its head's Transpose takes a batch): no fallback to one frame at a time.
   CHECK(run.log.find("max batch 2") != std::string::npos);
@@ -513,13 +532,89 @@ TEST_CASE("two streams batched on one model give the same detections as one stre
     check_accounting(report);
     CHECK(report.frames_in == kClipFrames);
     CHECK(report.dropped == 0);
-    const std::vector<nlohmann::json> events = run.events_of(stream);
-    REQUIRE(events.size() == single.events.size());
-    for (size_t i = 0; i < events.size(); ++i) {
-      CHECK(events[i].at("frame") == single.events[i].at("frame"));
-      CHECK(events[i].at("detections") == single.events[i].at("detections"));
-    }
   }
+  const std::vector<nlohmann::json> events = run.events_of("east");
+  REQUIRE(events.size() == single.events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    CHECK(events[i].at("frame") == single.events[i].at("frame"));
+    CHECK(events[i].at("detections") == single.events[i].at("detections"));
+  }
+}
+
+TEST_CASE("a stream's mask and object filters drop exactly the detections they cover, counted by reason") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const DaemonRun& run = two_stream_run(model, clip);
+  REQUIRE(run.status.is_ok());
+  const std::vector<nlohmann::json> east = run.events_of("east"), west = run.events_of("west");
+  REQUIRE(east.size() == west.size());
+
+  // Why west should drop one of east's detections, recomputed from its box and score ("" to keep
+  // it, "?" within rounding of a bound: the events round boxes to 0.01 px and scores to 1e-4).
+  const auto verdict = [](const nlohmann::json& detection) -> std::string {
+    const std::string label = detection.at("label").get<std::string>();
+    const double score = detection.at("score").get<double>();
+    const nlohmann::json& box = detection.at("box");
+    const double x1 = box[0].get<double>(), y1 = box[1].get<double>(), x2 = box[2].get<double>(),
+                 y2 = box[3].get<double>();
+    const double area = (x2 - x1) * (y2 - y1) / (1920.0 * 1080.0), ratio = (x2 - x1) / (y2 - y1);
+    const auto near = [](double value, double bound) { return std::abs(value - bound) <= 0.005 * bound; };
+    if (label == "sports ball" || label == "frisbee") {
+      if (std::abs(score - 0.45) <= 1e-4) return "?";
+      if (score < 0.45) return "score";
+    }
+    if (label == "person") {
+      if (near(area, 0.002) || near(ratio, 0.6)) return "?";
+      if (area < 0.002) return "area";
+      if (ratio > 0.6) return "ratio";
+    }
+    if (label == "car" || label == "truck") {
+      const double x = (x1 + x2) / 2 / 1920, y = y2 / 1080;  // where it stands
+      if (near(x, 0.8) || near(y, 0.3)) return "?";
+      if (x > 0.8 && y < 0.3) return "mask";
+    }
+    return "";
+  };
+  // Each stream tracks what it keeps, so their track ids differ.
+  const auto untracked = [](nlohmann::json detection) {
+    detection.erase("track_id");
+    return detection;
+  };
+  std::map<std::string, int> dropped;
+  int kept = 0, borderline = 0;
+  for (size_t i = 0; i < east.size(); ++i) {
+    CHECK(east[i].at("frame") == west[i].at("frame"));
+    const nlohmann::json& remaining = west[i].at("detections");
+    size_t next = 0;  // west's detections are east's in the same order, fewer
+    for (const nlohmann::json& detection : east[i].at("detections")) {
+      const bool in_west = next < remaining.size() && untracked(remaining[next]) == untracked(detection);
+      next += in_west ? 1 : 0;
+      const std::string why = verdict(detection);
+      if (why == "?") {
+        ++borderline;
+        continue;
+      }
+      CHECK_MESSAGE(in_west == why.empty(), "frame " << east[i].at("frame") << ": " << detection.dump());
+      why.empty() ? ++kept : ++dropped[why];
+    }
+    CHECK(next == remaining.size());  // and nothing east did not find
+  }
+  MESSAGE(kept, " kept, dropped: ", dropped["score"], " by score, ", dropped["area"], " by area, ", dropped["ratio"],
+          " by shape, ", dropped["mask"], " by the mask; ", borderline, " within rounding of a bound");
+  // Each bound drops something on this clip, and most people stay.
+  for (const std::string reason : {"score", "area", "ratio", "mask"}) {
+    CAPTURE(reason);
+    CHECK(dropped[reason] >= 5);
+    const std::string labels = R"({stream="west",reason=")" + reason + "\"}";
+    const double counted = metric_value(run, "edgefuse_stream_detections_dropped_total" + labels);
+    CHECK(counted >= dropped[reason]);
+    CHECK(counted <= dropped[reason] + borderline);
+    CHECK(metric_value(run, R"(edgefuse_stream_detections_dropped_total{stream="east",reason=")" + reason + "\"}") ==
+          0);
+  }
+  CHECK(kept >= 100);
+  CHECK(run.log.find("stream 'west' summary") != std::string::npos);
+  CHECK(run.log.find("detections masked or filtered ") != std::string::npos);
 }
 
 TEST_CASE("broken streams are logged and end while a good stream runs to completion") {
