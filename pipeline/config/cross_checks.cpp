@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <vector>
 
@@ -82,8 +83,9 @@ void check_regions(const StreamConfig& stream, size_t index, ReadContext& contex
     const std::string_view plural = zones ? "zones" : lines ? "lines" : "masks";
     const std::string list = make_message(stream_path, '.', plural);
     if (regions.size() > kMaxRegionsPerKind) {
-      context.diagnostics.add(list, line_of(context, list + "[0].name"),
-                              make_message(regions.size(), ' ', plural, "; at most ", kMaxRegionsPerKind, " per stream"));
+      context.diagnostics.add(
+          list, line_of(context, list + "[0].name"),
+          make_message(regions.size(), ' ', plural, "; at most ", kMaxRegionsPerKind, " per stream"));
     }
     if (zones && !stream.snapshots.empty() && !stream.track) {
       const std::string path = stream_path + ".snapshots";
@@ -100,14 +102,15 @@ void check_regions(const StreamConfig& stream, size_t index, ReadContext& contex
       const std::string name_path = item_path(list, i, "name"), points_path = item_path(list, i, "points");
       const auto [first, inserted] = first_path.emplace(region.name, name_path);
       if (!inserted) {
-        context.diagnostics.add(name_path, line_of(context, name_path),
-                                make_message("duplicate zone, line or mask name \"", region.name,
-                                             "\"; first defined at ", first->second, " (line ",
-                                             line_of(context, first->second), ")"));
+        context.diagnostics.add(
+            name_path, line_of(context, name_path),
+            make_message("duplicate zone, line or mask name \"", region.name, "\"; first defined at ", first->second,
+                         " (line ", line_of(context, first->second), ")"));
       }
       if (!lines && region.points.size() >= 3 && std::abs(polygon_twice_area(region.points)) / 2 < kMinZoneArea) {
-        context.diagnostics.add(points_path, line_of(context, points_path),
-                                make_message("the ", zones ? "zone" : "mask", "'s points enclose no area (they lie on one line)"));
+        context.diagnostics.add(
+            points_path, line_of(context, points_path),
+            make_message("the ", zones ? "zone" : "mask", "'s points enclose no area (they lie on one line)"));
       }
       if (zones && region.loiter_s > 0 && !stream.track) {
         const std::string path = item_path(list, i, "loiter-s");
@@ -125,25 +128,29 @@ void check_regions(const StreamConfig& stream, size_t index, ReadContext& contex
 void check_filters(const StreamConfig& stream, size_t index, ReadContext& context) {
   const std::string list = make_message("streams[", index, "].filters");
   if (stream.filters.size() > kMaxRegionsPerKind) {
-    context.diagnostics.add(list, line_of(context, list + "[0]"),
-                            make_message(stream.filters.size(), " filters; at most ", kMaxRegionsPerKind, " per stream"));
+    context.diagnostics.add(
+        list, line_of(context, list + "[0]"),
+        make_message(stream.filters.size(), " filters; at most ", kMaxRegionsPerKind, " per stream"));
   }
   for (size_t i = 0; i < stream.filters.size(); ++i) {
     const ObjectFilterConfig& filter = stream.filters[i];
     const std::string item = make_message(list, '[', i, ']');
-    const auto at = [&](std::string_view key) {
-      const std::string path = item_path(list, i, key);
-      const int line = line_of(context, path);
-      return std::pair{line != 0 ? path : item, line != 0 ? line : line_of(context, item)};
+    // Where to point: the first of `keys` the filter sets, else the filter itself.
+    const auto at = [&](std::initializer_list<std::string_view> keys) {
+      for (const std::string_view key : keys) {
+        const std::string path = item_path(list, i, key);
+        if (const int line = line_of(context, path); line != 0) return std::pair{path, line};
+      }
+      return std::pair{item, line_of(context, item)};
     };
     if (filter.min_area >= filter.max_area) {
-      const auto [path, line] = at("max-area");
+      const auto [path, line] = at({"max-area", "min-area"});
       context.diagnostics.add(path, line,
                               make_message("max-area ", filter.max_area, " is not above min-area ", filter.min_area,
                                            ": no box would pass"));
     }
     if (filter.max_ratio > 0 && filter.min_ratio >= filter.max_ratio) {
-      const auto [path, line] = at("max-ratio");
+      const auto [path, line] = at({"max-ratio", "min-ratio"});
       context.diagnostics.add(path, line,
                               make_message("max-ratio ", filter.max_ratio, " is not above min-ratio ", filter.min_ratio,
                                            ": no box would pass"));

@@ -251,9 +251,53 @@ TEST_CASE("zones and lines: point lists, shapes, names and tracking") {
   message = folder.error(with_region("zones:", "[[0, 0], [1, 0], [1, 1]]",
                                      "    lines:\n      - name: a\n        points: [[0, 0.5], [1, 0.5]]\n"));
   CHECK_MESSAGE(contains(message,
-                         "streams[0].lines[0].name: duplicate zone or line name \"a\"; first defined at "
+                         "streams[0].lines[0].name: duplicate zone, line or mask name \"a\"; first defined at "
                          "streams[0].zones[0].name (line 9) (line 12)"),
                 message);
+}
+
+TEST_CASE("masks and object filters: shapes, names and bounds that some box can meet") {
+  const ConfigFolder folder;
+  // Lines 8-10: a mask; or lines 8-9 on: a filter.
+  const auto with_mask = [](std::string_view points, std::string_view more = "") {
+    return with_stream_key("masks:") + "      - name: m\n        points: " + std::string(points) + "\n" +
+           std::string(more);
+  };
+  const auto with_filter = [](std::string_view keys) {
+    return with_stream_key("filters:") + "      - " + std::string(keys) + "\n";
+  };
+  CHECK(contains(folder.error(with_mask("[[0, 0], [1, 0]]")),
+                 "streams[0].masks[0].points: expected list of 3..64 [x, y] points, x and y in 0..1, got 2 points "
+                 "(line 10)"));
+  CHECK(contains(folder.error(with_mask("[[0, 0], [0.5, 0.5], [1, 1]]")),
+                 "streams[0].masks[0].points: the mask's points enclose no area (they lie on one line) (line 10)"));
+  CHECK(contains(folder.error(with_mask("[[0, 0], [1, 0], [1, 1]]", "        loiter-s: 3\n")),
+                 "streams[0].masks[0].loiter-s: unknown key (line 11)"));
+  std::string message = folder.error(
+      with_mask("[[0, 0], [1, 0], [1, 1]]", "    zones:\n      - name: m\n        points: [[0, 0], [1, 0], [1, 1]]\n"));
+  CHECK_MESSAGE(contains(message,
+                         "streams[0].masks[0].name: duplicate zone, line or mask name \"m\"; first defined at "
+                         "streams[0].zones[0].name (line 12) (line 9)"),
+                message);
+  CHECK(contains(folder.error(with_filter("min-score: 1.5")),
+                 "streams[0].filters[0].min-score: expected number in 0..1, got \"1.5\" (line 9)"));
+  CHECK(contains(folder.error(with_filter("max-ratio: -1")), "streams[0].filters[0].max-ratio: expected number in"));
+  CHECK(
+      contains(folder.error(with_filter("min-area: 0.5\n        max-area: 0.2")),
+               "streams[0].filters[0].max-area: max-area 0.2 is not above min-area 0.5: no box would pass (line 10)"));
+  CHECK(contains(folder.error(with_filter("min-area: 1")),
+                 "streams[0].filters[0].min-area: max-area 1 is not above min-area 1: no box would pass (line 9)"));
+  CHECK(contains(folder.error(with_filter("min-ratio: 2\n        max-ratio: 2")),
+                 "streams[0].filters[0].max-ratio: max-ratio 2 is not above min-ratio 2: no box would pass (line 10)"));
+  CHECK(contains(folder.error(with_filter("classes: [person]")),
+                 "streams[0].filters[0]: the filter bounds nothing: set min-score, min-area, max-area, min-ratio or "
+                 "max-ratio (line 9)"));
+  CHECK(contains(folder.error(with_filter("min-scor: 0.5")),
+                 "streams[0].filters[0].min-scor: unknown key (line 9); did you mean \"min-score\"?"));
+  CHECK(contains(folder.error(with_stream_key("filters: {min-score: 0.5}")),
+                 "streams[0].filters: expected a non-empty list of mappings"));
+  // A filter with only a ratio floor is fine: max-ratio 0 means no ceiling.
+  CHECK(folder.parse(with_filter("min-ratio: 1.2")).is_ok());
 }
 
 TEST_CASE("all problems are reported, one a line") {

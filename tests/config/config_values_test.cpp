@@ -62,6 +62,18 @@ streams:
       - name: porch
         points: [[0, 0.6], [1, 0.6], [0.5, 1]]
         loiter-s: 45.5
+    masks:
+      - name: hedge
+        points: [[0, 0], [0.2, 0], [0.2, 0.3]]
+        classes: [person]
+    filters:
+      - classes: [person, cat]
+        min-score: 0.6
+        min-area: 0.001
+        max-area: 0.5
+        min-ratio: 0.2
+        max-ratio: 1.5
+      - max-area: 0.9
   - name: synthetic
     uri: test://ball
     model: det
@@ -139,6 +151,21 @@ TEST_CASE("a config with every key parses to exactly the values written") {
   REQUIRE(config.streams[1].zones.size() == 1);
   CHECK(config.streams[1].zones[0].loiter_s == 45.5);
   CHECK(street.zones[0].loiter_s == 0);
+  CHECK(street.masks.empty());
+  CHECK(street.filters.empty());
+  const StreamConfig& door = config.streams[1];
+  REQUIRE(door.masks.size() == 1);
+  CHECK(door.masks[0].name == "hedge");
+  CHECK(door.masks[0].points == std::vector<Point>{{0, 0}, {0.2, 0}, {0.2, 0.3}});
+  CHECK(door.masks[0].classes == std::vector<std::string>{"person"});
+  REQUIRE(door.filters.size() == 2);
+  CHECK(door.filters[0] == ObjectFilterConfig{.classes = {"person", "cat"},
+                                              .min_score = 0.6,
+                                              .min_area = 0.001,
+                                              .max_area = 0.5,
+                                              .min_ratio = 0.2,
+                                              .max_ratio = 1.5});
+  CHECK(door.filters[1] == ObjectFilterConfig{.max_area = 0.9});  // the rest as if absent
   CHECK(config.streams[1].uri == "rtsp://127.0.0.1:8554/door");
   CHECK(config.streams[1].rtsp_transport == "udp");
   CHECK(config.streams[2].uri == "test://ball");

@@ -162,7 +162,7 @@ TEST_CASE("boxes, labels and the corner are drawn where expected and nowhere els
   CHECK(unchanged_total > width * height * 3 / 4);
 }
 
-TEST_CASE("zones and counting lines are drawn in their colours with their counts, and nothing else") {
+TEST_CASE("zones, counting lines and masks are drawn in their colours with their counts, and nothing else") {
   const int width = 640, height = 360;
   const DecodedFrame frame = test::make_textured_frame(width, height, FramePixelFormat::kNV12);
   I420Image source, canvas;
@@ -172,30 +172,38 @@ TEST_CASE("zones and counting lines are drawn in their colours with their counts
   // A rectangle from (160, 180) to (480, 324) and a horizontal line at y = 90 from x = 64 to 576.
   text.zones = {{"plaza", {{0.25, 0.5}, {0.75, 0.5}, {0.75, 0.9}, {0.25, 0.9}}, {}}};
   text.lines = {{"door", {0.1, 0.25}, {0.9, 0.25}, {}}};
+  // A mask from (32, 18) to (128, 72).
+  text.masks = {{"hedge", {{0.05, 0.05}, {0.2, 0.05}, {0.2, 0.2}, {0.05, 0.2}}, {}}};
   OverlayStats stats;
   stats.zone_objects = {3};
   stats.line_crossings = {{{7, 2}}};
   const std::vector<PixelRect> touched = draw_overlay(canvas, {}, text, stats);
 
   const YuvColor zone = to_yuv(kZoneColor, false), line = to_yuv(kLineColor, false);
+  const YuvColor mask = to_yuv(kMaskColor, false);
   const auto luma = [&](const I420Image& image, int x, int y) { return image.plane(0)[y * image.stride(0) + x]; };
   // On the outline (away from the label at its top-left corner) and on the line: their colours.
   CHECK(off_color_pixels(canvas, 300, 324, 340, 325, zone) == 0);  // bottom edge
   CHECK(off_color_pixels(canvas, 480, 250, 481, 300, zone) == 0);  // right edge
   CHECK(off_color_pixels(canvas, 300, 90, 500, 91, line) == 0);
+  CHECK(off_color_pixels(canvas, 60, 72, 120, 73, mask) == 0);   // bottom edge
+  CHECK(off_color_pixels(canvas, 128, 40, 129, 70, mask) == 0);  // right edge
   // Inside the zone, and beside the line's ends: the picture.
-  for (const auto& [x, y] : {std::pair{320, 250}, std::pair{200, 300}, std::pair{40, 90}, std::pair{600, 90}}) {
+  for (const auto& [x, y] :
+       {std::pair{320, 250}, std::pair{200, 300}, std::pair{40, 90}, std::pair{600, 90}, std::pair{80, 50}}) {
     CAPTURE(x);
     CAPTURE(y);
     CHECK(luma(canvas, x, y) == luma(source, x, y));
   }
   // Labels: the name and count in a filled box at the zone's top corner and the line's first point.
-  int zone_labels = 0, line_labels = 0;
+  int zone_labels = 0, line_labels = 0, mask_labels = 0;
   for (const PixelRect& r : touched) {
     if (r.x == 160 && r.y == 180 && r.width > 40 && r.height < 40) ++zone_labels;
     if (r.x == 64 && r.y == 90 && r.width > 100 && r.height < 40) ++line_labels;
+    if (r.x == 32 && r.y == 18 && r.width > 20 && r.height < 40) ++mask_labels;
   }
   CHECK(zone_labels == 1);
+  CHECK(mask_labels == 1);
   CHECK(line_labels == 1);  // wider: "door fwd 7 back 2"
   // Nothing outside the drawn rectangles changed.
   int changed_outside = 0;
