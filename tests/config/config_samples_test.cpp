@@ -61,6 +61,8 @@ TEST_CASE("every sample config parses") {
     REQUIRE(street.streams.size() == 1);
     CHECK(street.streams[0].uri.starts_with("file:///"));
     CHECK(street.streams[0].loop);
+    CHECK(street.streams[0].masks.size() == 1);
+    CHECK(street.streams[0].filters.size() == 1);
   }
   if (parsed.count("two-streams.yaml")) {
     const DaemonConfig& two = parsed.at("two-streams.yaml");
