@@ -98,7 +98,7 @@ struct StreamConfig {
   std::vector<RegionConfig> lines;  // at most 32
   // Where and what not to report: masks (polygons whose detections are dropped, by where each stands)
   // and object filters; both act before tracking, zones and events.
-  std::vector<RegionConfig> masks;           // at most 32; loiter_s unused
+  std::vector<RegionConfig> masks;          // at most 32; loiter_s unused
   std::vector<ObjectFilterConfig> filters;  // at most 32
   // Overlay output for this stream (pipeline/overlay): an MP4 file and/or a live MJPEG view.
   std::string overlay_file;  // absolute after parsing; empty = none
