@@ -570,8 +570,8 @@ void Daemon::log_final_summary(Stream& stream) {
              stream.config.motion_gate ? make_message(" (", stats.still.load(), " still)") : std::string(), ", failed ",
              stats.failed.load(), ", events ", stats.events.load(),
              stream.object_filter.empty() ? std::string() : make_message(", detections masked or filtered ", filtered),
-             ", latency p50 ", latency.p50_ms, " ms p99 ",
-             latency.p99_ms, " ms (decoder ", stream.supervisor->decoder_name(), ")");
+             ", latency p50 ", latency.p50_ms, " ms p99 ", latency.p99_ms, " ms (decoder ",
+             stream.supervisor->decoder_name(), ")");
 }
 
 void Daemon::log_stats(bool final_summary) {

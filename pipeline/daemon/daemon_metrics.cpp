@@ -93,9 +93,10 @@ std::string Daemon::render_metrics() const {
              "Detections dropped by the stream's masks and object filters, by the first bound they failed.");
   for (const auto& stream : streams_) {
     for (size_t reason = 0; reason < kDropReasons; ++reason) {
-      out.sample("edgefuse_stream_detections_dropped_total",
-                 {{"stream", stream->config.name}, {"reason", std::string(drop_reason_name(static_cast<DropReason>(reason)))}},
-                 static_cast<double>(stream->stats.detections_dropped[reason].load()));
+      out.sample(
+          "edgefuse_stream_detections_dropped_total",
+          {{"stream", stream->config.name}, {"reason", std::string(drop_reason_name(static_cast<DropReason>(reason)))}},
+          static_cast<double>(stream->stats.detections_dropped[reason].load()));
     }
   }
   std::vector<std::pair<const std::string*, ZoneTotals>> zone_totals;  // one consistent copy per stream

@@ -104,8 +104,13 @@ void Daemon::close_overlay(Stream& stream) {
   if (!stream.overlay) return;
   const Status closed = stream.overlay->close();
   const OverlayCounters counters = stream.overlay->counters();
+  const std::string recorded = stream.config.overlay_file.empty()
+                                   ? std::string()
+                                   : make_message(", recorded ", counters.written, " in ", counters.files,
+                                                  counters.files == 1 ? " file" : " files",
+                                                  counters.files > 1 ? " (the frame size changed)" : "");
   daemon_log("stream '", stream.config.name, "': overlay drew ", counters.drawn, " frames (", counters.dropped,
-             " dropped while busy)", closed.is_ok() ? "" : "; " + closed.message());
+             " dropped while busy)", recorded, closed.is_ok() ? "" : "; " + closed.message());
   stream.overlay.reset();
 #else
   (void)stream;

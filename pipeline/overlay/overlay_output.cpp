@@ -86,6 +86,13 @@ void OverlayOutput::run() {
   }
 }
 
+std::filesystem::path overlay_recording_path(const std::filesystem::path& mp4_path, int64_t changes) {
+  if (changes == 0) return mp4_path;
+  std::filesystem::path path = mp4_path;
+  path.replace_filename(make_message(mp4_path.stem().string(), '.', changes, mp4_path.extension().string()));
+  return path;
+}
+
 int64_t OverlayOutput::next_pts_ns(const DecodedFrame& frame) {
   const auto frame_ns = static_cast<int64_t>(1e9 / options_.fps);
   int64_t pts = last_out_pts_ns_ < 0 ? 0 : last_out_pts_ns_ + frame_ns;
@@ -117,9 +124,20 @@ void OverlayOutput::render(Item& item) {
   }
   if (!record) return;
   Status status;
-  if (!writer_) {
+  if (writer_ && (drawn->width() != writer_->width() || drawn->height() != writer_->height())) {
+    // The stream changed resolution: this file is finished, the recording goes on in the next.
+    status = writer_->close();
+    writer_.reset();
+    file_start_pts_ns_ = pts;
+  }
+  if (!writer_ && status.is_ok()) {
+    int64_t changes = 0;
+    {
+      const std::lock_guard lock(mutex_);
+      changes = counters_.files;
+    }
     OverlayWriterOptions writer_options;
-    writer_options.path = options_.mp4_path;
+    writer_options.path = overlay_recording_path(options_.mp4_path, changes);
     writer_options.width = drawn->width();
     writer_options.height = drawn->height();
     writer_options.fps = options_.fps;
@@ -131,18 +149,12 @@ void OverlayOutput::render(Item& item) {
       writer_ = std::move(writer).value();
       const std::lock_guard lock(mutex_);
       encoder_name_ = writer_->encoder_name();
+      ++counters_.files;
     } else {
       status = writer.status();
     }
   }
-  if (writer_ && status.is_ok()) {
-    if (drawn->width() != writer_->width() || drawn->height() != writer_->height()) {
-      status = unsupported("overlay: the frame size changed from ", writer_->width(), "x", writer_->height(), " to ",
-                           drawn->width(), "x", drawn->height(), "; recording stopped");
-    } else {
-      status = writer_->write(drawn, pts);
-    }
-  }
+  if (writer_ && status.is_ok()) status = writer_->write(drawn, pts - file_start_pts_ns_);
   const std::lock_guard lock(mutex_);
   if (status.is_ok()) {
     ++counters_.written;

@@ -32,8 +32,8 @@ struct OverlayOptions {
   std::vector<std::string> labels;  // class names by id (ModelRunner::labels())
   std::vector<Zone> zones;          // the stream's zones and counting lines, drawn on every frame
   std::vector<CountingLine> lines;
-  std::vector<ObjectMask> masks;    // and its masks
-  std::filesystem::path mp4_path;  // H.264 MP4 recording; empty: none
+  std::vector<ObjectMask> masks;   // and its masks
+  std::filesystem::path mp4_path;  // H.264 MP4 recording; empty: none (see overlay_recording_path)
   std::string encoder = "auto";    // "auto" (hardware when present, else x264enc) or one of OverlayWriter's list
   int bitrate_kbps = 0;            // 0: from frame size and fps
   double fps = 30;                 // the MP4's nominal rate (frames without timestamps are spaced by it)
@@ -50,12 +50,18 @@ struct OverlayCounters {
   int64_t dropped = 0;  // pushed out of the full queue
   int64_t drawn = 0;
   int64_t written = 0;  // handed to the MP4 encoder
+  int64_t files = 0;    // MP4 files begun: the first, then one more at each change of frame size
 };
+
+// The MP4 file the recording goes on in after the frame size changed `changes` times: mp4_path
+// itself, then "NAME.1.mp4", "NAME.2.mp4"... beside it (a camera switching to its night profile
+// changes resolution; each file keeps one size, as players expect).
+std::filesystem::path overlay_recording_path(const std::filesystem::path& mp4_path, int64_t changes);
 
 class OverlayOutput {
  public:
   // Validates the options and starts the live view (if any); the MP4 writer starts with the first
-  // frame, when the frame size is known.
+  // frame, when the frame size is known, and again in the next file whenever the size changes.
   static Result<std::unique_ptr<OverlayOutput>> create(OverlayOptions options);
   ~OverlayOutput();
   OverlayOutput(const OverlayOutput&) = delete;
@@ -101,8 +107,9 @@ class OverlayOutput {
   std::string encoder_name_;
   std::shared_ptr<const I420Image> latest_;
 
-  // Output timestamps (worker thread only): the stream's own, made to start at 0 and increase.
-  int64_t first_pts_ns_ = -1, last_out_pts_ns_ = -1;
+  // Output timestamps (worker thread only): the stream's own, made to start at 0 and increase;
+  // each file's count from its first frame's.
+  int64_t first_pts_ns_ = -1, last_out_pts_ns_ = -1, file_start_pts_ns_ = 0;
 };
 
 }  // namespace edgefuse

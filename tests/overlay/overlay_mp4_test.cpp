@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -19,6 +20,7 @@
 #include "pipeline/overlay/overlay_renderer.h"
 #include "pipeline/overlay/overlay_style.h"
 #include "pipeline/video/video_source.h"
+#include "tests/overlay/synthetic_frame.h"
 #include "tests/support/assets.h"
 
 namespace edgefuse {
@@ -64,6 +66,36 @@ Result<std::unique_ptr<VideoSource>> file_source(const std::filesystem::path& pa
   options.address = address;
   options.pipeline.realtime = false;
   return VideoSource::create(options, std::move(callback));
+}
+
+// What reading a recorded file back with the daemon's decoding gives: how many frames, the last
+// one's size, and frame `keep` itself.
+struct ReadBack {
+  int64_t frames = 0;
+  int width = 0, height = 0;
+  std::optional<DecodedFrame> kept;
+  SourceState state = SourceState::kCreated;
+};
+
+ReadBack read_back(const std::filesystem::path& mp4, int64_t keep = -1) {
+  std::mutex mutex;
+  ReadBack result;
+  Result<std::unique_ptr<VideoSource>> reader = file_source(mp4, [&](DecodedFrame frame) {
+    const std::lock_guard lock(mutex);
+    ++result.frames;
+    result.width = frame.width();
+    result.height = frame.height();
+    if (frame.number == keep) result.kept = std::move(frame);
+  });
+  REQUIRE(reader.is_ok());
+  REQUIRE((*reader)->start().is_ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  while (!(*reader)->done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  result.state = (*reader)->state();
+  (*reader)->stop();  // no callback runs after this
+  return result;
 }
 
 // Median of the values in a column segment of a plane.
@@ -132,30 +164,14 @@ TEST_CASE("the first 3 s of the clip, with boxes, recorded to MP4 and read back"
   REQUIRE(checked_detections.size() >= 2);  // pedestrians in every frame of the clip
 
   // Read the file back with the same decoding pipeline the daemon uses.
-  std::mutex mutex;
-  int64_t count = 0;
-  int width = 0, height = 0;
-  std::optional<DecodedFrame> kept;
-  Result<std::unique_ptr<VideoSource>> reader = file_source(mp4, [&](DecodedFrame frame) {
-    const std::lock_guard lock(mutex);
-    ++count;
-    width = frame.width();
-    height = frame.height();
-    if (frame.number == kCheckedFrame) kept = std::move(frame);
-  });
-  REQUIRE(reader.is_ok());
-  REQUIRE((*reader)->start().is_ok());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
-  while (!(*reader)->done() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  CHECK((*reader)->state() == SourceState::kFinished);
-  (*reader)->stop();
-  const std::lock_guard lock(mutex);
+  ReadBack back = read_back(mp4, kCheckedFrame);
+  CHECK(back.state == SourceState::kFinished);
+  const int64_t count = back.frames;
   CHECK(count >= kFrames - 1);
   CHECK(count <= kFrames + 1);
-  CHECK(width == 1920);
-  CHECK(height == 1080);
+  CHECK(back.width == 1920);
+  CHECK(back.height == 1080);
+  std::optional<DecodedFrame>& kept = back.kept;
   REQUIRE(kept.has_value());
 
   // Each box's left edge, down its middle (clear of the label), has the class colour after H.264.
@@ -180,6 +196,46 @@ TEST_CASE("the first 3 s of the clip, with boxes, recorded to MP4 and read back"
   // Boxes of overlapping people may cover each other's edges; most must show.
   CHECK(matched * 10 >= looked * 8);
   kept.reset();
+  std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("when the frame size changes the recording goes on in the next file, each of one size") {
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("edgefuse_overlay_sizes_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  OverlayOptions options;
+  options.stream_name = "camera";
+  options.mp4_path = folder / "camera.mp4";
+  options.lossless = true;
+  Result<std::unique_ptr<OverlayOutput>> output = OverlayOutput::create(options);
+  REQUIRE_MESSAGE(output.is_ok(), output.status().to_string());
+  // 20 frames at 320 x 240, 15 at 480 x 272 (a night profile), 10 at 320 x 240 again; 30 fps.
+  const std::array<std::array<int, 3>, 3> runs = {{{320, 240, 20}, {480, 272, 15}, {320, 240, 10}}};
+  int64_t number = 0;
+  for (const auto& [width, height, frames] : runs) {
+    for (int i = 0; i < frames; ++i, ++number) {
+      DecodedFrame frame = test::make_textured_frame(width, height, FramePixelFormat::kNV12);
+      frame.number = number;
+      frame.pts_ns = number * 33'333'333;
+      (*output)->submit(frame, {}, {});
+    }
+  }
+  const Status closed = (*output)->close();
+  REQUIRE_MESSAGE(closed.is_ok(), closed.to_string());
+  CHECK((*output)->counters().written == number);
+  CHECK((*output)->counters().files == 3);
+  for (size_t file = 0; file < runs.size(); ++file) {
+    const std::filesystem::path path = overlay_recording_path(options.mp4_path, static_cast<int64_t>(file));
+    CAPTURE(path);
+    CHECK(path.parent_path() == folder);
+    CHECK(path.filename() == (file == 0 ? std::string("camera.mp4") : "camera." + std::to_string(file) + ".mp4"));
+    REQUIRE(std::filesystem::exists(path));
+    const ReadBack back = read_back(path);
+    CHECK(back.state == SourceState::kFinished);  // finalised: playable to its end
+    CHECK(back.frames == runs[file][2]);
+    CHECK(back.width == runs[file][0]);
+    CHECK(back.height == runs[file][1]);
+  }
   std::filesystem::remove_all(folder);
 }
 
