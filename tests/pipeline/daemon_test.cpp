@@ -501,19 +501,19 @@ TEST_CASE("the daemon's detections match edgefuse detect on the same decoded fra
 // car and the truck parked at the top right, a faint "sports ball" on the plaza (a bag), and people
 // too small or too wide to be someone standing. Run once for the tests that read it.
 const DaemonRun& two_stream_run(const std::filesystem::path& model, const std::filesystem::path& clip) {
-  static const DaemonRun run = run_daemon(model_yaml(model, 2) + "streams:\n" + clip_stream_yaml("east", clip) +
-                                          clip_stream_yaml("west", clip) +
-                                          "    masks:\n"
-                                          "      - name: parking\n"
-                                          "        points: [[0.8, 0], [1, 0], [1, 0.3], [0.8, 0.3]]\n"
-                                          "        classes: [car, truck]\n"
-                                          "    filters:\n"
-                                          "      - classes: [sports ball, frisbee]\n"
-                                          "        min-score: 0.45\n"
-                                          "      - classes: [person]\n"
-                                          "        min-area: 0.002\n"
-                                          "        max-ratio: 0.6\n" +
-                                          kEventsYaml);
+  static const DaemonRun run =
+      run_daemon(model_yaml(model, 2) + "streams:\n" + clip_stream_yaml("east", clip) + clip_stream_yaml("west", clip) +
+                 "    masks:\n"
+                 "      - name: parking\n"
+                 "        points: [[0.8, 0], [1, 0], [1, 0.3], [0.8, 0.3]]\n"
+                 "        classes: [car, truck]\n"
+                 "    filters:\n"
+                 "      - classes: [sports ball, frisbee]\n"
+                 "        min-score: 0.45\n"
+                 "      - classes: [person]\n"
+                 "        min-area: 0.002\n"
+                 "        max-ratio: 0.6\n" +
+                 kEventsYaml);
   return run;
 }
 
@@ -615,6 +615,71 @@ TEST_CASE("a stream's mask and object filters drop exactly the detections they c
   CHECK(kept >= 100);
   CHECK(run.log.find("stream 'west' summary") != std::string::npos);
   CHECK(run.log.find("detections masked or filtered ") != std::string::npos);
+}
+
+TEST_CASE("a stream whose resolution changes goes on: events, zones, motion gate and recording at the new size") {
+  ASSET_OR_SKIP(model, "models/yolox_nano.onnx");
+  ASSET_OR_SKIP(clip, "data/vtest_1080p30.mp4");
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("edgefuse_sizes_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  // 3 s of the clip at 640 x 360, then the same 3 s at 960 x 540 (a camera switching profiles).
+  const std::filesystem::path source = folder / "sizes.ts";
+  write_clip_in_sizes(clip, source, 90, {{640, 360}, {960, 540}});
+  const DaemonRun run = run_daemon(
+      model_yaml(model) + "streams:\n  - name: camera\n    uri: " + source.string() +
+      "\n    model: people\n    realtime: false\n    inference-interval: 5\n"
+      "    queue-size: 64\n    motion-gate: true\n    overlay-file: " +
+      (folder / "camera.mp4").string() +
+      "\n    zones:\n      - name: left\n        points: [[0, 0], [0.5, 0], [0.5, 1], [0, 1]]\n" + kEventsYaml);
+  REQUIRE(run.status.is_ok());
+  const StreamReport& report = run.report("camera");
+  CHECK(report.error.empty());
+  CHECK(report.reconnects == 0);  // the same pipeline carries on: no failure, no rebuild
+  CHECK(report.failed == 0);
+  CHECK(report.dropped == 0);
+  check_accounting(report);
+  CHECK(report.frames_in >= 180);
+
+  // Each frame's event has its own size; detections stay inside it, zones follow it, and the
+  // pedestrians are found at both sizes.
+  std::map<int, int> frames_at, with_people_at;  // by width
+  int previous_width = 0, size_changes = 0;
+  for (const nlohmann::json& event : run.events) {
+    const int width = event.at("width").get<int>(), height = event.at("height").get<int>();
+    CAPTURE(event.at("frame"));
+    CHECK(((width == 640 && height == 360) || (width == 960 && height == 540)));
+    size_changes += previous_width != 0 && width != previous_width ? 1 : 0;
+    previous_width = width;
+    ++frames_at[width];
+    int people = 0, left = 0;
+    for (const nlohmann::json& detection : event.at("detections")) {
+      const nlohmann::json& box = detection.at("box");
+      CHECK(box[0].get<double>() >= -0.01);
+      CHECK(box[1].get<double>() >= -0.01);
+      CHECK(box[2].get<double>() <= width + 0.01);
+      CHECK(box[3].get<double>() <= height + 0.01);
+      people += detection.at("label") == "person" && detection.at("score").get<double>() > 0.5 ? 1 : 0;
+      left += (box[0].get<double>() + box[2].get<double>()) / 2 < width / 2.0 ? 1 : 0;
+    }
+    with_people_at[width] += people >= 2 ? 1 : 0;
+    CHECK(event.at("zone_counts").at("left") == left);
+  }
+  CHECK(size_changes == 1);
+  for (const int width : {640, 960}) {
+    CAPTURE(width);
+    CHECK(frames_at[width] >= 15);
+    CHECK(with_people_at[width] >= frames_at[width] - 1);
+  }
+  // The recording went on in a second file at the new size.
+  CHECK(run.log.find("in 2 files (the frame size changed)") != std::string::npos);
+  for (const auto& [name, width] : {std::pair{"camera.mp4", 640}, std::pair{"camera.1.mp4", 960}}) {
+    CAPTURE(name);
+    const std::map<int64_t, cv::Mat> first = decode_frames_bgr(folder / name, {0});
+    REQUIRE(first.count(0) == 1);
+    CHECK(first.at(0).cols == width);
+  }
+  std::filesystem::remove_all(folder);
 }
 
 TEST_CASE("broken streams are logged and end while a good stream runs to completion") {

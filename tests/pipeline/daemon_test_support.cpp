@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gst/gst.h>
 #include <netinet/in.h>
 #include <opencv2/imgproc.hpp>
 #include <signal.h>
@@ -173,6 +174,43 @@ DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s,
   }
   std::filesystem::remove_all(dir);
   return run;
+}
+
+void write_clip_in_sizes(const std::filesystem::path& clip, const std::filesystem::path& out, int frames,
+                         const std::vector<FrameSize>& sizes) {
+  gst_init(nullptr, nullptr);
+  std::ofstream joined(out, std::ios::binary | std::ios::trunc);
+  for (const FrameSize& size : sizes) {
+    // MPEG-TS files concatenated are one stream: the decoder meets the new size in-band.
+    const std::filesystem::path part = out.string() + ".part";
+    const std::string description =
+        "filesrc location=\"" + clip.string() +
+        "\" ! qtdemux ! h264parse ! avdec_h264 ! identity eos-after=" + std::to_string(frames) +
+        " ! videoscale ! video/x-raw,width=" + std::to_string(size.width) + ",height=" + std::to_string(size.height) +
+        " ! x264enc speed-preset=ultrafast key-int-max=30 ! h264parse ! mpegtsmux ! filesink location=\"" +
+        part.string() + "\"";
+    GError* error = nullptr;
+    GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
+    if (error != nullptr) {
+      const std::string why = error->message;
+      g_error_free(error);
+      FAIL(description, ": ", why);
+    }
+    REQUIRE(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    GstBus* bus = gst_element_get_bus(pipeline);
+    GstMessage* message = gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND,
+                                                     static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    const bool finished = message != nullptr && GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS;
+    if (message != nullptr) gst_message_unref(message);
+    gst_object_unref(bus);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+    REQUIRE_MESSAGE(finished, "writing ", part, " did not finish");
+    std::ifstream in(part, std::ios::binary);
+    joined << in.rdbuf();
+    std::filesystem::remove(part);
+  }
+  REQUIRE(joined.good());
 }
 
 std::map<int64_t, cv::Mat> decode_frames_bgr(const std::filesystem::path& clip, const std::vector<int64_t>& numbers) {

@@ -40,6 +40,15 @@ struct DaemonRun {
 DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s = std::nullopt,
                      const std::function<void(Daemon&)>& during = {}, bool stop_after_during = false);
 
+// An MPEG-TS file of the clip's first `frames` frames scaled to each of `sizes` in turn, one after
+// the other (H.264, a keyframe each second): a stream whose resolution changes mid-way, as a
+// camera's does when it switches profiles. Fails the test when GStreamer cannot write it.
+struct FrameSize {
+  int width = 0, height = 0;
+};
+void write_clip_in_sizes(const std::filesystem::path& clip, const std::filesystem::path& out, int frames,
+                         const std::vector<FrameSize>& sizes);
+
 // BGR images (OpenCV's conversion of the decoded planes) of the given frames of a clip.
 std::map<int64_t, cv::Mat> decode_frames_bgr(const std::filesystem::path& clip, const std::vector<int64_t>& numbers);
 
