@@ -277,7 +277,8 @@ const std::array kStreamFields = {
     FieldSpec<StreamConfig>{{.key = "overlay-file",
                              .type = kOutputPath,
                              .description = "Also write this stream with its detections drawn on it to an H.264 "
-                                            "MP4 file (relative to the config file's folder)."},
+                                            "MP4 file (relative to the config file's folder); after a change "
+                                            "of resolution it goes on in NAME.1.mp4, NAME.2.mp4..."},
                             &StreamConfig::overlay_file},
     FieldSpec<StreamConfig>{{.key = "overlay-port",
                              .type = kInt,
