@@ -9,6 +9,7 @@
 #include "pipeline/config/schema.h"
 #include "pipeline/config/secrets.h"
 #include "pipeline/config/yaml_tree.h"
+#include "pipeline/video/stream_credentials.h"
 
 namespace edgefuse {
 namespace {
@@ -98,7 +99,10 @@ void read_stream_regions(const YamlNode& stream, std::string_view path, ReadCont
 
 Result<DaemonConfig> parse_config(std::string_view yaml_text, const std::filesystem::path& base_dir,
                                   std::string_view origin) {
-  EF_ASSIGN_OR_RETURN(const YamlNode root, config::parse_yaml_tree(yaml_text, origin));
+  config::register_secrets_in_text(yaml_text);
+  Result<config::YamlNode> tree = config::parse_yaml_tree(yaml_text, origin);
+  if (!tree.is_ok()) return Status(tree.status().code(), scrub_secrets(tree.status().message()));
+  const YamlNode root = std::move(*tree);
   if (root.kind != YamlNode::Kind::kMapping) {
     return invalid_argument(config::located_message(
         origin, "", root.line, "expected a mapping with models and streams, got " + config::describe_found(root)));

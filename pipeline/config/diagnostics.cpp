@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "pipeline/config/yaml_tree.h"
+#include "pipeline/video/stream_credentials.h"
 
 namespace edgefuse::config {
 
@@ -25,7 +26,7 @@ Status Diagnostics::to_status() const {
   }
   if (ordered.size() > kMaxReported)
     text += make_message("\n... and ", ordered.size() - kMaxReported, " more problems");
-  return invalid_argument(text);
+  return invalid_argument(scrub_secrets(text));  // a value quoted in full may hold a password
 }
 
 }  // namespace edgefuse::config

@@ -16,7 +16,7 @@ namespace edgefuse::config {
 
 struct ReadContext {
   Diagnostics& diagnostics;
-  std::filesystem::path base_dir;                     // relative paths are resolved against it
+  std::filesystem::path base_dir;  // relative paths are resolved against it
   // "streams[1].loop" -> line, for every key present; also "streams[1]" -> its first line, for list items
   std::map<std::string, int, std::less<>> key_lines;
 };

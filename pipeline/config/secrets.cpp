@@ -77,7 +77,49 @@ void resolve_stream(StreamConfig& stream, size_t index, ReadContext& context) {
   resolve_password(stream.password, stream.password_file, stream.password_env, prefix, context);
 }
 
+// A scalar as written on its line: surrounding blanks and one pair of quotes removed.
+std::string_view unquoted(std::string_view value) {
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r'))
+    value.remove_suffix(1);
+  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
+    value = value.substr(1, value.size() - 2);
+  }
+  return value;
+}
+
 }  // namespace
+
+void register_secrets_in_text(std::string_view yaml_text) {
+  while (!yaml_text.empty()) {
+    const size_t end = yaml_text.find('\n');
+    std::string_view line = yaml_text.substr(0, end);
+    yaml_text.remove_prefix(end == std::string_view::npos ? yaml_text.size() : end + 1);
+    // Comments are not the config's (their example uris are not its secrets): YAML starts one at
+    // a '#' that begins the line or follows a blank.
+    for (size_t hash = line.find('#'); hash != std::string_view::npos; hash = line.find('#', hash + 1)) {
+      if (hash == 0 || line[hash - 1] == ' ' || line[hash - 1] == '\t') {
+        line = line.substr(0, hash);
+        break;
+      }
+    }
+    // Each uri on the line, up to the next blank or quote.
+    for (size_t scheme = line.find("://"); scheme != std::string_view::npos; scheme = line.find("://", scheme + 3)) {
+      const size_t stop = line.find_first_of(" \t\"'", scheme + 3);
+      std::string uri = "x";  // split_uri_credentials wants a scheme before "://"
+      uri += line.substr(scheme, stop == std::string_view::npos ? line.npos : stop - scheme);
+      Result<SplitUri> split = split_uri_credentials(uri);
+      if (split.is_ok() && !split->credentials.password.empty()) register_secret(split->credentials.password);
+    }
+    // A password key, as a mapping's key or a list item's first.
+    std::string_view key = line;
+    while (!key.empty() && (key.front() == ' ' || key.front() == '-')) key.remove_prefix(1);
+    if (key.starts_with("password:")) {
+      const std::string_view value = unquoted(key.substr(9));
+      if (!value.empty()) register_secret(value);
+    }
+  }
+}
 
 void resolve_secrets(DaemonConfig& config, ReadContext& context) {
   for (size_t i = 0; i < config.streams.size(); ++i) resolve_stream(config.streams[i], i, context);

@@ -83,7 +83,17 @@ TEST_CASE("credential mistakes are errors that never quote a password") {
   }
   SUBCASE("a password of the wrong type is not echoed") {
     const std::string message = folder.error(camera_config("rtsp://cam/live", "    password: {hunter2: x}\n"));
-    CHECK(contains(message, "streams[0].password"));
+    CHECK_MESSAGE(contains(message, "streams[0].password"), message);
+    CHECK(!contains(message, "hunter2"));
+  }
+  SUBCASE("a password swallowed by a broken value elsewhere is not quoted either") {
+    // A stray quote makes the rest of the document, up to the closing one, the model path's value,
+    // which the "file not found" error quotes: uri and key alike must come out scrubbed. (Found
+    // by config_fuzz_test.)
+    const std::string message = folder.error(
+        "models:\n  - name: det\n    path: 'x\n    family: yolox\nstreams:\n  - name: cam\n"
+        "    uri: rtsp://u:hunter2-swallowed@cam/live\n    model: det\n    password: hunter2-key-swallowed\n'\n");
+    CHECK_MESSAGE(contains(message, "models[0].path: file not found"), message);
     CHECK(!contains(message, "hunter2"));
   }
   SUBCASE("credentials on a file stream") {

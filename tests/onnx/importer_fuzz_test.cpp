@@ -46,15 +46,30 @@ int64_t pick(Rng& rng, int64_t count) {
 
 // A dimension or integer attribute worth trying: the edges and a few plausible values.
 int64_t odd_integer(Rng& rng, int64_t original) {
-  const int64_t choices[] = {0,  1,  -1, 2,  3,  original + 1, original - 1, original * 2,     int64_t{1} << 31,
-                             -7, 64, 65, 13, 4, 1000003,      int64_t{1} << 40, std::numeric_limits<int64_t>::max(),
+  const int64_t choices[] = {0,
+                             1,
+                             -1,
+                             2,
+                             3,
+                             original + 1,
+                             original - 1,
+                             original * 2,
+                             int64_t{1} << 31,
+                             -7,
+                             64,
+                             65,
+                             13,
+                             4,
+                             1000003,
+                             int64_t{1} << 40,
+                             std::numeric_limits<int64_t>::max(),
                              std::numeric_limits<int64_t>::min()};
   return choices[pick(rng, std::size(choices))];
 }
 
-const char* const kOpTypes[] = {"Conv",    "Relu",  "Add",   "Mul",       "Concat", "Reshape", "Transpose", "MaxPool",
-                                "Resize",  "Sigmoid", "Gemm", "Softmax",  "Pad",    "Slice",   "Identity",  "Split",
-                                "Sub",     "Div",   "MatMul", "Unsqueeze", "Gather", "Clip",    "NoSuchOp"};
+const char* const kOpTypes[] = {"Conv",   "Relu",    "Add",    "Mul",       "Concat", "Reshape", "Transpose", "MaxPool",
+                                "Resize", "Sigmoid", "Gemm",   "Softmax",   "Pad",    "Slice",   "Identity",  "Split",
+                                "Sub",    "Div",     "MatMul", "Unsqueeze", "Gather", "Clip",    "NoSuchOp"};
 
 // One random corruption of the model; returns what it did, for the failure message.
 std::string mutate(onnx::ModelProto& model, Rng& rng) {
@@ -168,8 +183,7 @@ std::string mutate(onnx::ModelProto& model, Rng& rng) {
     }
     case 8: {  // the graph input's shape
       if (graph.input_size() == 0) return "none";
-      onnx::TensorShapeProto* shape =
-          graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+      onnx::TensorShapeProto* shape = graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
       if (shape->dim_size() == 0 || pick(rng, 4) == 0) {
         shape->add_dim()->set_dim_value(odd_integer(rng, 1));
         return "input dim added";
