@@ -160,7 +160,21 @@ std::string located_message(std::string_view origin, std::string_view path, int 
   if (!path.empty()) text += make_message(path, ": ");
   text += message;
   if (line > 0) text += make_message(" (line ", line, ")");
-  return text;
+  // Control characters as escapes: a key or a quoted value may hold a newline, a broken file any
+  // byte, and each problem must stay one line of the terminal or the log.
+  std::string shown;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      shown += c;
+    } else if (c == '\n' || c == '\t' || c == '\r') {
+      shown += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
+    } else {
+      constexpr char kHex[] = "0123456789abcdef";
+      shown += {'\\', 'x', kHex[byte >> 4], kHex[byte & 15]};
+    }
+  }
+  return shown;
 }
 
 Result<YamlNode> parse_yaml_tree(std::string_view text, std::string_view origin) {

@@ -35,7 +35,8 @@ struct YamlNode {
 // message). Error messages read "<origin>: <key path>: <problem> (line N)".
 Result<YamlNode> parse_yaml_tree(std::string_view text, std::string_view origin);
 
-// "<origin>: <path>: <message> (line N)", leaving out an empty origin or path.
+// "<origin>: <path>: <message> (line N)", leaving out an empty origin or path; control characters
+// (a newline in a key or value) become escapes such as \n and \x01.
 std::string located_message(std::string_view origin, std::string_view path, int line, std::string_view message);
 
 }  // namespace edgefuse::config
