@@ -3,6 +3,7 @@
 // streaming). Everything is read from live counters at scrape time; nothing here mutates state.
 #include <chrono>
 
+#include "models/detect/labels.h"
 #include "pipeline/daemon/daemon.h"
 #include "pipeline/daemon/daemon_parts.h"
 #include "pipeline/metrics/process_stats.h"
@@ -99,21 +100,40 @@ std::string Daemon::render_metrics() const {
           static_cast<double>(stream->stats.detections_dropped[reason].load()));
     }
   }
-  std::vector<std::pair<const std::string*, ZoneTotals>> zone_totals;  // one consistent copy per stream
+  struct StreamZones {
+    const Stream* stream;
+    ZoneTotals totals;  // one consistent copy
+  };
+  std::vector<StreamZones> zone_totals;
   for (const auto& stream : streams_) {
-    if (!stream->zones.empty()) zone_totals.emplace_back(&stream->config.name, stream->zones.totals());
+    if (!stream->zones.empty()) zone_totals.push_back({stream.get(), stream->zones.totals()});
   }
   out.family("edgefuse_zone_objects", MetricType::kGauge, "Objects standing in the zone on the last processed frame.");
-  for (const auto& [name, totals] : zone_totals) {
+  for (const auto& [stream, totals] : zone_totals) {
     for (size_t z = 0; z < totals.occupancy.size(); ++z) {
-      out.sample("edgefuse_zone_objects", {{"stream", *name}, {"zone", totals.zone_names[z]}}, totals.occupancy[z]);
+      out.sample("edgefuse_zone_objects", {{"stream", stream->config.name}, {"zone", totals.zone_names[z]}},
+                 totals.occupancy[z]);
+    }
+  }
+  out.family("edgefuse_zone_class_objects", MetricType::kGauge,
+             "Objects of the class standing in the zone on the last processed frame (classes seen there so far).");
+  for (const auto& [stream, totals] : zone_totals) {
+    const std::vector<std::string>& labels = stream->model->runner->labels();
+    for (size_t z = 0; z < totals.class_counts.size(); ++z) {
+      for (const ClassCount& entry : totals.class_counts[z]) {
+        out.sample("edgefuse_zone_class_objects",
+                   {{"stream", stream->config.name},
+                    {"zone", totals.zone_names[z]},
+                    {"class", label_for(labels, entry.class_id)}},
+                   entry.count);
+      }
     }
   }
   const auto zone_counter = [&](const char* family, const char* help, std::vector<int64_t> ZoneTotals::*counts) {
     out.family(family, MetricType::kCounter, help);
-    for (const auto& [name, totals] : zone_totals) {
+    for (const auto& [stream, totals] : zone_totals) {
       for (size_t z = 0; z < (totals.*counts).size(); ++z) {
-        out.sample(family, {{"stream", *name}, {"zone", totals.zone_names[z]}},
+        out.sample(family, {{"stream", stream->config.name}, {"zone", totals.zone_names[z]}},
                    static_cast<double>((totals.*counts)[z]));
       }
     }
@@ -132,13 +152,14 @@ std::string Daemon::render_metrics() const {
   }
   out.family("edgefuse_line_crossings_total", MetricType::kCounter,
              "Tracked objects that crossed the counting line, by direction (forward, backward).");
-  for (const auto& [name, totals] : zone_totals) {
+  for (const auto& [stream, totals] : zone_totals) {
     for (size_t l = 0; l < totals.crossings.size(); ++l) {
       for (const CrossingDirection direction : {CrossingDirection::kForward, CrossingDirection::kBackward}) {
-        out.sample(
-            "edgefuse_line_crossings_total",
-            {{"stream", *name}, {"line", totals.line_names[l]}, {"direction", crossing_direction_name(direction)}},
-            static_cast<double>(totals.crossings[l][static_cast<size_t>(direction)]));
+        out.sample("edgefuse_line_crossings_total",
+                   {{"stream", stream->config.name},
+                    {"line", totals.line_names[l]},
+                    {"direction", crossing_direction_name(direction)}},
+                   static_cast<double>(totals.crossings[l][static_cast<size_t>(direction)]));
       }
     }
   }

@@ -1,6 +1,9 @@
 // The daemon's MQTT output: every event is handed to the MqttPublisher (spooled on disk until the
 // broker acknowledges it) before it is written to the events file, so an event in the file is
 // never missing from the broker's side. Built only with libmosquitto (pipeline/mqtt).
+#include <algorithm>
+
+#include "models/detect/labels.h"
 #include "pipeline/daemon/daemon.h"
 #include "pipeline/daemon/daemon_log.h"
 #include "pipeline/daemon/daemon_parts.h"
@@ -69,13 +72,29 @@ void Daemon::publish_zone_states(Stream& stream, const ZoneActivity& activity) {
   const bool first = stream.zone_counts_published.empty();
   const std::vector<Zone>& zones = stream.zones.zones();
   stream.zone_counts_published.resize(zones.size(), -1);
+  stream.zone_class_counts_published.resize(zones.size());
+  const std::vector<std::string>& labels = stream.model->runner->labels();
+  const ZoneTotals totals = stream.zones.totals();  // per zone every class seen there, 0 once gone
   for (size_t z = 0; z < zones.size(); ++z) {
-    if (activity.occupancy[z] == stream.zone_counts_published[z]) continue;
-    stream.zone_counts_published[z] = activity.occupancy[z];
-    (void)mqtt_->publish_state(stream.config.name, "zones/" + zones[z].name, std::to_string(activity.occupancy[z]));
+    if (activity.occupancy[z] != stream.zone_counts_published[z]) {
+      stream.zone_counts_published[z] = activity.occupancy[z];
+      (void)mqtt_->publish_state(stream.config.name, "zones/" + zones[z].name, std::to_string(activity.occupancy[z]));
+    }
+    std::vector<ClassCount>& published = stream.zone_class_counts_published[z];
+    for (const ClassCount& entry : totals.class_counts[z]) {
+      const auto before = std::find_if(published.begin(), published.end(),
+                                       [&](const ClassCount& old) { return old.class_id == entry.class_id; });
+      if (before != published.end() && before->count == entry.count) continue;
+      (void)mqtt_->publish_state(stream.config.name, "zones/" + zones[z].name + "/" + label_for(labels, entry.class_id),
+                                 std::to_string(entry.count));
+      if (before != published.end()) {
+        before->count = entry.count;
+      } else {
+        published.push_back(entry);
+      }
+    }
   }
   if (!first && activity.crossings.empty()) return;
-  const ZoneTotals totals = stream.zones.totals();
   for (size_t l = 0; l < totals.line_names.size(); ++l) {
     for (const CrossingDirection direction : {CrossingDirection::kForward, CrossingDirection::kBackward}) {
       const std::string subtopic = "lines/" + totals.line_names[l] + "/" + crossing_direction_name(direction);

@@ -33,7 +33,8 @@ struct Daemon::Stream {
   StreamClock clock;                       // the stream's own time (zones, track records), read by that worker alone
   TrackJournal journal;                    // events.tracks: one record per track, updated by that worker alone
   std::vector<int> zone_counts_published;  // over MQTT (retained), by the model's worker; empty: none yet
-  std::vector<std::unique_ptr<Histogram>> zone_dwell_s;  // per zone: the stays that ended, in seconds
+  std::vector<std::vector<ClassCount>> zone_class_counts_published;  // the same per zone and class
+  std::vector<std::unique_ptr<Histogram>> zone_dwell_s;              // per zone: the stays that ended, in seconds
   StreamStats stats;
   std::unique_ptr<StreamSupervisor> supervisor;
   bool start_failed = false;

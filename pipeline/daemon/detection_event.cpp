@@ -18,6 +18,17 @@ void write_zone_activity(JsonWriter& json, const ZoneMonitor& zones, const ZoneA
       json.key(zones.zones()[z].name).value(z < activity.occupancy.size() ? activity.occupancy[z] : 0);
     }
     json.end_object();
+    // The same by class name, each zone listing the classes standing in it.
+    json.key("zone_class_counts").begin_object();
+    for (size_t z = 0; z < zones.zones().size(); ++z) {
+      json.key(zones.zones()[z].name).begin_object();
+      if (z < activity.class_counts.size()) {
+        for (const ClassCount& entry : activity.class_counts[z])
+          json.key(label_for(labels, entry.class_id)).value(entry.count);
+      }
+      json.end_object();
+    }
+    json.end_object();
   }
   if (!activity.transitions.empty()) {
     json.key("zone_events").begin_array();

@@ -12,6 +12,14 @@ bool watches(const std::vector<int>& class_ids, int class_id) {
   return class_ids.empty() || std::find(class_ids.begin(), class_ids.end(), class_id) != class_ids.end();
 }
 
+// Adds `count` to the class's entry of `counts` (kept sorted by class id), making one if needed.
+void add_to_class_count(std::vector<ClassCount>& counts, int class_id, int count) {
+  auto at = std::lower_bound(counts.begin(), counts.end(), class_id,
+                             [](const ClassCount& entry, int id) { return entry.class_id < id; });
+  if (at == counts.end() || at->class_id != class_id) at = counts.insert(at, ClassCount{class_id, 0});
+  at->count += count;
+}
+
 }  // namespace
 
 const char* zone_event_name(ZoneEvent event) {
@@ -39,6 +47,7 @@ ZoneMonitor::ZoneMonitor(std::vector<Zone> zones, std::vector<CountingLine> line
   }
   for (const CountingLine& line : lines_) totals_.line_names.push_back(line.name);
   totals_.occupancy.assign(zones_.size(), 0);
+  totals_.class_counts.assign(zones_.size(), {});
   totals_.entries.assign(zones_.size(), 0);
   totals_.loiterings.assign(zones_.size(), 0);
   totals_.crossings.assign(lines_.size(), {0, 0});
@@ -64,6 +73,7 @@ ZoneMonitor& ZoneMonitor::operator=(ZoneMonitor&& other) noexcept {
 ZoneActivity ZoneMonitor::update(std::span<Detection> detections, int width, int height, double seconds) {
   ZoneActivity activity;
   activity.occupancy.assign(zones_.size(), 0);
+  activity.class_counts.assign(zones_.size(), {});
   ++frame_;
   seconds_ = std::max(seconds_, seconds);
   for (Detection& detection : detections) {
@@ -74,6 +84,7 @@ ZoneActivity ZoneMonitor::update(std::span<Detection> detections, int width, int
       if (!watches(zones_[z].class_ids, detection.class_id) || !polygon_contains(zones_[z].polygon, anchor)) continue;
       detection.zone_mask |= 1u << z;
       ++activity.occupancy[z];
+      add_to_class_count(activity.class_counts[z], detection.class_id, 1);
     }
     if (detection.track_id >= 0) follow_track(detection, anchor, activity);
   }
@@ -81,6 +92,11 @@ ZoneActivity ZoneMonitor::update(std::span<Detection> detections, int width, int
 
   const std::lock_guard lock(totals_mutex_);
   totals_.occupancy = activity.occupancy;
+  for (size_t z = 0; z < zones_.size(); ++z) {
+    for (ClassCount& seen : totals_.class_counts[z]) seen.count = 0;
+    for (const ClassCount& now : activity.class_counts[z])
+      add_to_class_count(totals_.class_counts[z], now.class_id, now.count);
+  }
   for (const ZoneTransition& t : activity.transitions) {
     totals_.entries[t.zone] += t.event == ZoneEvent::kEnter ? 1 : 0;
     totals_.loiterings[t.zone] += t.event == ZoneEvent::kLoiter ? 1 : 0;

@@ -69,9 +69,17 @@ struct LineCrossing {
   int class_id = 0;
 };
 
+// Objects of one class standing in a zone.
+struct ClassCount {
+  int class_id = 0;
+  int count = 0;
+  bool operator==(const ClassCount&) const = default;
+};
+
 // What one processed frame brought.
 struct ZoneActivity {
-  std::vector<int> occupancy;  // objects standing in each zone
+  std::vector<int> occupancy;                         // objects standing in each zone
+  std::vector<std::vector<ClassCount>> class_counts;  // per zone: each class standing in it, by class id
   std::vector<ZoneTransition> transitions;
   std::vector<LineCrossing> crossings;
   bool has_events() const { return !transitions.empty() || !crossings.empty(); }
@@ -80,7 +88,10 @@ struct ZoneActivity {
 // Running totals, for metrics and the overlay.
 struct ZoneTotals {
   std::vector<std::string> zone_names, line_names;
-  std::vector<int> occupancy;                     // on the last processed frame
+  std::vector<int> occupancy;  // on the last processed frame
+  // Per zone, on the last processed frame, by class id: every class seen in the zone so far, 0
+  // once it has gone (so a dashboard sees the last car leave).
+  std::vector<std::vector<ClassCount>> class_counts;
   std::vector<int64_t> entries;                   // per zone
   std::vector<int64_t> loiterings;                // per zone
   std::vector<std::array<int64_t, 2>> crossings;  // per line: forward, backward

@@ -213,11 +213,15 @@ TEST_CASE("zone counts and line crossings are retained values a late subscriber 
   // A subscriber arriving after the daemon has gone still reads every value.
   TestSubscriber late(port, "edgefuse-test-late");
   REQUIRE_MESSAGE(late.start(error), error);
-  REQUIRE(late.wait_for_values(4, std::chrono::seconds(10)));
+  REQUIRE(late.wait_for_values(6, std::chrono::seconds(10)));
   const std::map<std::string, std::string> values = late.values();
+  // People walk through both halves, so each has its per-class value too (0 when none stands there).
   const std::map<std::string, std::string> expected = {
       {"edgefuse/street/zones/left", std::to_string(last.at("zone_counts").at("left").get<int>())},
       {"edgefuse/street/zones/right", std::to_string(last.at("zone_counts").at("right").get<int>())},
+      {"edgefuse/street/zones/left/person", std::to_string(last.at("zone_class_counts").at("left").value("person", 0))},
+      {"edgefuse/street/zones/right/person",
+       std::to_string(last.at("zone_class_counts").at("right").value("person", 0))},
       {"edgefuse/street/lines/middle/forward", std::to_string(forward)},
       {"edgefuse/street/lines/middle/backward", std::to_string(backward)}};
   CHECK(values == expected);

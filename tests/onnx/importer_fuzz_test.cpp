@@ -46,14 +46,16 @@ int64_t pick(Rng& rng, int64_t count) {
 
 // A dimension or integer attribute worth trying: the edges and a few plausible values.
 int64_t odd_integer(Rng& rng, int64_t original) {
+  // Neighbours wrap around (unsigned arithmetic) rather than overflow at the edges.
+  const auto bits = static_cast<uint64_t>(original);
   const int64_t choices[] = {0,
                              1,
                              -1,
                              2,
                              3,
-                             original + 1,
-                             original - 1,
-                             original * 2,
+                             static_cast<int64_t>(bits + 1),
+                             static_cast<int64_t>(bits - 1),
+                             static_cast<int64_t>(bits * 2),
                              int64_t{1} << 31,
                              -7,
                              64,

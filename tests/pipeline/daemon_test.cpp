@@ -207,6 +207,11 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
       last_side_left[track] = is_left;
     }
     CHECK(event.at("zone_counts") == nlohmann::json({{"left", left}, {"right", right}}));
+    // By class: people only (the stream reports no other class), listed where some stand.
+    const auto people = [](int count) {
+      return count > 0 ? nlohmann::json({{"person", count}}) : nlohmann::json::object();
+    };
+    CHECK(event.at("zone_class_counts") == nlohmann::json({{"left", people(left)}, {"right", people(right)}}));
     for (const nlohmann::json& crossing : event.value("line_crossings", nlohmann::json::array())) {
       CHECK(crossing.at("line") == "middle");
       const int64_t track = crossing.at("track_id").get<int64_t>();
@@ -281,6 +286,9 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
           (zone == std::string("left") ? static_cast<double>(reported_loiters.size()) : 0.0));
     CHECK(metric_value(run, "edgefuse_zone_objects" + labels) ==
           run.events.back().at("zone_counts").at(zone).get<int>());
+    const std::string class_labels = std::string(R"({stream="street",zone=")") + zone + R"(",class="person"})";
+    CHECK(metric_value(run, "edgefuse_zone_class_objects" + class_labels) ==
+          run.events.back().at("zone_class_counts").at(zone).value("person", 0));
   }
 }
 

@@ -126,6 +126,27 @@ TEST_CASE("zones: a zone watching some classes ignores the others") {
   CHECK(activity.transitions[0].track_id == 2);
 }
 
+TEST_CASE("zones: objects are counted per class too; a class once seen stays listed at 0") {
+  ZoneMonitor monitor = halves_and_middle();
+  // Left: two people (class 0) and a car (class 2); right: one person. Untracked counts too.
+  std::vector<Detection> detections = {standing_at(0.1, 0.5, 1, 0), standing_at(0.2, 0.5, -1, 2),
+                                       standing_at(0.3, 0.5, 3, 0), standing_at(0.8, 0.5, 4, 0)};
+  ZoneActivity activity = step(monitor, detections);
+  CHECK(activity.occupancy == std::vector<int>{3, 1});
+  REQUIRE(activity.class_counts.size() == 2);
+  CHECK(activity.class_counts[0] == std::vector<ClassCount>{{0, 2}, {2, 1}});  // by class id
+  CHECK(activity.class_counts[1] == std::vector<ClassCount>{{0, 1}});
+  // The car drives off and the right is empty: this frame lists what stands now, the totals also
+  // what stood before, at 0.
+  detections = {standing_at(0.1, 0.5, 1, 0), standing_at(0.3, 0.5, 3, 0)};
+  activity = step(monitor, detections);
+  CHECK(activity.class_counts[0] == std::vector<ClassCount>{{0, 2}});
+  CHECK(activity.class_counts[1].empty());
+  const ZoneTotals totals = monitor.totals();
+  CHECK(totals.class_counts[0] == std::vector<ClassCount>{{0, 2}, {2, 0}});
+  CHECK(totals.class_counts[1] == std::vector<ClassCount>{{0, 0}});
+}
+
 TEST_CASE("zones: with the tracker, two walkers passing each other are each counted once per crossing") {
   IouTracker tracker(IouTrackerOptions{.min_iou = 0.3f, .max_age = 5, .min_hits = 2});
   ZoneMonitor monitor = halves_and_middle(5);
