@@ -3,15 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "pipeline/zones/class_list.h"
+
 namespace edgefuse {
-
-namespace {
-
-bool applies_to(const std::vector<int>& class_ids, int class_id) {
-  return class_ids.empty() || std::find(class_ids.begin(), class_ids.end(), class_id) != class_ids.end();
-}
-
-}  // namespace
 
 std::string_view drop_reason_name(DropReason reason) {
   switch (reason) {
@@ -37,7 +31,7 @@ bool ObjectFilter::drops(const Detection& detection, int width, int height, Drop
   const double box_height = detection.box.height();
   const double ratio = box_height > 0 ? std::max(0.0f, detection.box.width()) / box_height : HUGE_VAL;
   for (const ObjectFilterRule& rule : rules_) {
-    if (!applies_to(rule.class_ids, detection.class_id)) continue;
+    if (!class_listed(rule.class_ids, detection.class_id)) continue;
     if (detection.score < rule.min_score) {
       *reason = DropReason::kScore;
       return true;
@@ -54,7 +48,7 @@ bool ObjectFilter::drops(const Detection& detection, int width, int height, Drop
   if (masks_.empty()) return false;
   const Point anchor = anchor_point(detection.box, width, height);
   for (const ObjectMask& mask : masks_) {
-    if (applies_to(mask.class_ids, detection.class_id) && polygon_contains(mask.polygon, anchor)) {
+    if (class_listed(mask.class_ids, detection.class_id) && polygon_contains(mask.polygon, anchor)) {
       *reason = DropReason::kMask;
       return true;
     }

@@ -3,14 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "pipeline/zones/class_list.h"
 #include "runtime/status.h"
 
 namespace edgefuse {
 namespace {
-
-bool watches(const std::vector<int>& class_ids, int class_id) {
-  return class_ids.empty() || std::find(class_ids.begin(), class_ids.end(), class_id) != class_ids.end();
-}
 
 // Adds `count` to the class's entry of `counts` (kept sorted by class id), making one if needed.
 void add_to_class_count(std::vector<ClassCount>& counts, int class_id, int count) {
@@ -81,7 +78,8 @@ ZoneActivity ZoneMonitor::update(std::span<Detection> detections, int width, int
     if (width <= 0 || height <= 0) continue;
     const Point anchor = anchor_point(detection.box, width, height);
     for (size_t z = 0; z < zones_.size(); ++z) {
-      if (!watches(zones_[z].class_ids, detection.class_id) || !polygon_contains(zones_[z].polygon, anchor)) continue;
+      if (!class_listed(zones_[z].class_ids, detection.class_id) || !polygon_contains(zones_[z].polygon, anchor))
+        continue;
       detection.zone_mask |= 1u << z;
       ++activity.occupancy[z];
       add_to_class_count(activity.class_counts[z], detection.class_id, 1);
@@ -142,7 +140,7 @@ void ZoneMonitor::follow_track(const Detection& detection, Point anchor, ZoneAct
   track.lines.resize(lines_.size());
   for (size_t l = 0; l < lines_.size(); ++l) {
     const CountingLine& line = lines_[l];
-    if (!watches(line.class_ids, detection.class_id)) continue;
+    if (!class_listed(line.class_ids, detection.class_id)) continue;
     const int side = side_of_line(line.from, line.to, anchor);
     if (side == 0) continue;  // on the line: wait to see which way it goes
     LineSide& last = track.lines[l];

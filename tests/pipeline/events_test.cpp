@@ -138,6 +138,7 @@ TEST_CASE("event_to_json with zones: each detection's zones, the counts, enter/l
       json.find("\"detections\":[{\"label\":\"person\",\"class_id\":0,\"track_id\":3,\"score\":0.5000,"
                 "\"box\":[20.00,10.00,40.00,90.00],\"zones\":[\"left\",\"all\"]}],"
                 "\"zone_counts\":{\"left\":1,\"all\":1},"
+                "\"zone_class_counts\":{\"left\":{\"person\":1},\"all\":{\"person\":1}},"
                 "\"zone_events\":[{\"zone\":\"left\",\"event\":\"enter\",\"track_id\":3,\"label\":\"person\"}],"
                 "\"line_crossings\":[{\"line\":\"door\",\"direction\":\"forward\",\"track_id\":3,"
                 "\"label\":\"person\"}]}") != std::string::npos,
@@ -145,7 +146,8 @@ TEST_CASE("event_to_json with zones: each detection's zones, the counts, enter/l
   // A quiet frame: counts only, no empty lists.
   event.zone_activity = zones.update(frame, 100, 100, 0.8);
   const std::string quiet = event_to_json(event, {"person"});
-  CHECK(quiet.find("\"zone_counts\":{\"left\":1,\"all\":1}}") != std::string::npos);
+  CHECK(quiet.find("\"zone_counts\":{\"left\":1,\"all\":1},"
+                   "\"zone_class_counts\":{\"left\":{\"person\":1},\"all\":{\"person\":1}}}") != std::string::npos);
   CHECK(quiet.find("zone_events") == std::string::npos);
   CHECK(quiet.find("line_crossings") == std::string::npos);
   // In "all" since 0 s: at 1.25 s it has loitered; back to the right at 2 s, it leaves "left".
