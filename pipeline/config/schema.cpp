@@ -21,8 +21,9 @@ const std::array kSections = {
                 .description = "Publish events to an MQTT broker too (QoS 1, persistent session); each event is "
                                "spooled on disk until the broker acknowledges it. Absent: no MQTT."},
     SectionSpec{.key = "http",
-                .description = "Serve /healthz, /readyz and /metrics (Prometheus) over HTTP, read-only. Absent: "
-                               "no HTTP server."},
+                .description =
+                    "Serve /healthz, /readyz, /metrics (Prometheus) and /streams (JSON) over HTTP, read-only. Absent: "
+                    "no HTTP server."},
 };
 
 const std::array kTopLevelFields = {

@@ -71,10 +71,11 @@ class Daemon {
 
   std::vector<StreamReport> reports() const;
 
-  // What the HTTP endpoints serve (also callable directly): the Prometheus page, and the verdicts
-  // of /healthz (the supervision loop turns) and /readyz (models loaded, every stream streaming),
-  // each with a one-line reason.
+  // What the HTTP endpoints serve (also callable directly): the Prometheus page, every stream's
+  // state and figures as JSON (/streams), and the verdicts of /healthz (the supervision loop
+  // turns) and /readyz (models loaded, every stream streaming), each with a one-line reason.
   std::string render_metrics() const;
+  std::string render_streams_json() const;
   std::pair<bool, std::string> health() const;
   std::pair<bool, std::string> readiness() const;
 

@@ -1,5 +1,6 @@
-// The daemon's HTTP endpoint: /healthz, /readyz and /metrics answered from Daemon's own verdicts
-// and metrics page, on the status server's threads. Built only with cpp-httplib (pipeline/http).
+// The daemon's HTTP endpoint: /healthz, /readyz, /metrics and /streams answered from Daemon's own
+// verdicts, metrics page and stream figures, on the status server's threads. Built only with cpp-httplib
+// (pipeline/http).
 #include "pipeline/daemon/daemon.h"
 #include "pipeline/daemon/daemon_log.h"
 
@@ -25,13 +26,16 @@ Status Daemon::start_status_server() {
   handlers.healthz = [this, verdict] { return verdict(health()); };
   handlers.readyz = [this, verdict] { return verdict(readiness()); };
   handlers.metrics = [this] { return HttpResponse{.content_type = kPrometheusContentType, .body = render_metrics()}; };
+  handlers.streams = [this] {
+    return HttpResponse{.content_type = "application/json", .body = render_streams_json() + "\n"};
+  };
   EF_ASSIGN_OR_RETURN(std::unique_ptr<StatusServer> server, StatusServer::start(options, std::move(handlers)));
-  daemon_log("http: serving /healthz, /readyz and /metrics on http://", server->bind_address(), ":", server->port(),
-             "/");
+  daemon_log("http: serving /healthz, /readyz, /metrics and /streams on http://", server->bind_address(), ":",
+             server->port(), "/");
   status_server_ = {server.release(), [](StatusServer* stopped) { delete stopped; }};
   return Status::ok();
 #else
-  daemon_log("http: this edgefuse was built without cpp-httplib; /healthz, /readyz and /metrics are off");
+  daemon_log("http: this edgefuse was built without cpp-httplib; /healthz, /readyz, /metrics and /streams are off");
   return Status::ok();
 #endif
 }

@@ -24,14 +24,14 @@ LatencySummary summarize_latencies_ms(std::vector<double>& samples);
 
 class StreamStats {
  public:
-  std::atomic<int64_t> frames_in{0};           // decoded frames that reached the daemon
-  std::atomic<int64_t> skipped{0};             // not due under inference-interval, or still (motion-gate)
-  std::atomic<int64_t> still{0};               // of those skipped: due, but nothing moved (motion-gate)
-  std::atomic<int64_t> dropped{0};             // pushed out of a full queue (the oldest frame goes)
-  std::atomic<int64_t> processed{0};           // ran through the model
-  std::atomic<int64_t> failed{0};              // processed, but preprocessing or inference reported an error
-  std::atomic<int64_t> events{0};              // detection events written
-  std::atomic<int64_t> track_events{0};        // track events written (events.tracks)
+  std::atomic<int64_t> frames_in{0};     // decoded frames that reached the daemon
+  std::atomic<int64_t> skipped{0};       // not due under inference-interval, or still (motion-gate)
+  std::atomic<int64_t> still{0};         // of those skipped: due, but nothing moved (motion-gate)
+  std::atomic<int64_t> dropped{0};       // pushed out of a full queue (the oldest frame goes)
+  std::atomic<int64_t> processed{0};     // ran through the model
+  std::atomic<int64_t> failed{0};        // processed, but preprocessing or inference reported an error
+  std::atomic<int64_t> events{0};        // detection events written
+  std::atomic<int64_t> track_events{0};  // track events written (events.tracks)
   std::array<std::atomic<int64_t>, kDropReasons> detections_dropped{};  // by masks and filters, per DropReason
   std::atomic<int64_t> tracks{0};              // objects tracked now (track: true), confirmed or not
   std::atomic<int64_t> tracks_started{0};      // tracks begun since the stream started

@@ -18,9 +18,11 @@ RequestVerdict judge_request(std::string_view method, std::string_view path, boo
     verdict.path = StatusPath::kReadyz;
   } else if (path == "/metrics") {
     verdict.path = StatusPath::kMetrics;
+  } else if (path == "/streams") {
+    verdict.path = StatusPath::kStreams;
   } else {
     verdict.refusal_status = 404;
-    verdict.refusal_body = "not found: /healthz, /readyz, /metrics\n";
+    verdict.refusal_body = "not found: /healthz, /readyz, /metrics, /streams\n";
   }
   return verdict;
 }

@@ -7,7 +7,7 @@
 
 namespace edgefuse {
 
-enum class StatusPath { kHealthz, kReadyz, kMetrics };
+enum class StatusPath { kHealthz, kReadyz, kMetrics, kStreams };
 
 struct RequestVerdict {
   int refusal_status = 0;  // 0: serve `path`; else 404, 405 or 413

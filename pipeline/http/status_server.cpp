@@ -175,9 +175,20 @@ class GuardedHttpServer final : public httplib::Server {
     const RequestVerdict verdict = judge_request(request.method, request.path, has_request_body(request));
     const std::function<HttpResponse()>* handler = nullptr;
     if (verdict.refusal_status == 0) {
-      handler = verdict.path == StatusPath::kHealthz  ? &handlers_.healthz
-                : verdict.path == StatusPath::kReadyz ? &handlers_.readyz
-                                                      : &handlers_.metrics;
+      switch (verdict.path) {
+        case StatusPath::kHealthz:
+          handler = &handlers_.healthz;
+          break;
+        case StatusPath::kReadyz:
+          handler = &handlers_.readyz;
+          break;
+        case StatusPath::kMetrics:
+          handler = &handlers_.metrics;
+          break;
+        case StatusPath::kStreams:
+          handler = &handlers_.streams;
+          break;
+      }
     }
     if (handler == nullptr || !*handler) {
       response.status = verdict.refusal_status == 0 ? 404 : verdict.refusal_status;
@@ -287,7 +298,8 @@ Result<std::unique_ptr<StatusServer>> StatusServer::start(StatusServerOptions op
   impl->server->widen_listen_backlog();
   if (!is_loopback_address(address)) {
     impl->log("warning: listening on " + format_endpoint(address, impl->port) +
-              ", which is not a loopback address: /healthz, /readyz and /metrics are reachable from the network");
+              ", which is not a loopback address: /healthz, /readyz, /metrics and /streams are reachable from the "
+              "network");
   }
 
   Impl* raw = impl.get();

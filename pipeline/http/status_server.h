@@ -1,4 +1,4 @@
-// The daemon's read-only HTTP status endpoint: GET/HEAD /healthz, /readyz and /metrics, served on
+// The daemon's read-only HTTP status endpoint: GET/HEAD /healthz, /readyz, /metrics and /streams, served on
 // threads of its own by cpp-httplib. The server adds no identifying headers and refuses everything
 // else (405 with Allow for other methods, 413 for request bodies, 404 for other paths, 400 for
 // malformed or oversized requests). Limits: a request (line and headers) must arrive within
@@ -45,6 +45,7 @@ struct StatusHandlers {
   std::function<HttpResponse()> healthz;
   std::function<HttpResponse()> readyz;
   std::function<HttpResponse()> metrics;
+  std::function<HttpResponse()> streams;  // JSON; absent: /streams is 404
 };
 
 class StatusServer {

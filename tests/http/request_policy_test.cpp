@@ -12,6 +12,8 @@ TEST_CASE("request policy: methods first, then bodies, then paths") {
   CHECK(judge_request("GET", "/healthz", false).path == StatusPath::kHealthz);
   CHECK(judge_request("HEAD", "/readyz", false).path == StatusPath::kReadyz);
   CHECK(judge_request("GET", "/metrics", false).path == StatusPath::kMetrics);
+  CHECK(judge_request("GET", "/streams", false).path == StatusPath::kStreams);
+  CHECK(judge_request("GET", "/streams/", false).refusal_status == 404);
   CHECK(judge_request("POST", "/nowhere", true).refusal_status == 405);
   CHECK(judge_request("get", "/healthz", false).refusal_status == 405);
   CHECK(judge_request("GET", "/nowhere", true).refusal_status == 413);

@@ -274,6 +274,8 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
         forward);
   CHECK(metric_value(run, R"(edgefuse_line_crossings_total{stream="street",line="middle",direction="backward"})") ==
         backward);
+  CHECK(run.streams.at("streams").at(0).at("lines").at("middle") ==
+        nlohmann::json({{"forward", forward}, {"backward", backward}}));
   for (const char* zone : {"left", "right"}) {
     CAPTURE(zone);
     const std::string labels = std::string(R"({stream="street",zone=")") + zone + "\"}";
@@ -289,6 +291,12 @@ TEST_CASE("zones and a counting line on the clip agree with the boxes in the eve
     const std::string class_labels = std::string(R"({stream="street",zone=")") + zone + R"(",class="person"})";
     CHECK(metric_value(run, "edgefuse_zone_class_objects" + class_labels) ==
           run.events.back().at("zone_class_counts").at(zone).value("person", 0));
+    // /streams says the same.
+    const nlohmann::json& listed = run.streams.at("streams").at(0).at("zones").at(zone);
+    CHECK(listed.at("objects") == run.events.back().at("zone_counts").at(zone));
+    CHECK(listed.at("classes") == run.events.back().at("zone_class_counts").at(zone));
+    CHECK(listed.at("entries") == zone_entries[zone]);
+    CHECK(listed.at("loiterings") == metric_value(run, "edgefuse_zone_loiterings_total" + labels));
   }
 }
 
@@ -617,6 +625,9 @@ TEST_CASE("a stream's mask and object filters drop exactly the detections they c
     const double counted = metric_value(run, "edgefuse_stream_detections_dropped_total" + labels);
     CHECK(counted >= dropped[reason]);
     CHECK(counted <= dropped[reason] + borderline);
+    const nlohmann::json& west_listed = run.streams.at("streams").at(1);
+    REQUIRE(west_listed.at("name") == "west");
+    CHECK(west_listed.at("detections_dropped").at(reason) == counted);  // /streams agrees with /metrics
     CHECK(metric_value(run, R"(edgefuse_stream_detections_dropped_total{stream="east",reason=")" + reason + "\"}") ==
           0);
   }

@@ -155,6 +155,7 @@ DaemonRun run_daemon(const std::string& yaml, std::optional<double> duration_s,
   if (observer.joinable()) observer.join();
   run.reports = (*daemon)->reports();
   run.metrics = (*daemon)->render_metrics();
+  run.streams = nlohmann::json::parse((*daemon)->render_streams_json());
   daemon->reset();  // closes the events file
   run.log = capture.finish();
   run.events_text = read_text_file(events);

@@ -28,6 +28,7 @@ struct DaemonRun {
   std::string events_text;  // the events file as written
   std::string log;          // what the daemon wrote on stderr (also passed through)
   std::string metrics;      // its /metrics page once the run ended
+  nlohmann::json streams;   // and its /streams document
 
   const StreamReport& report(const std::string& stream) const;
   std::vector<nlohmann::json> events_of(const std::string& stream) const;

@@ -65,7 +65,7 @@ TEST_CASE("cameras behind credentials stream, and the credentials appear nowhere
   for (const Case& c : cases) {
     CAPTURE(c.name);
     const int port = free_loopback_port();
-    std::string http_text;
+    std::string http_text, streams_json;
     const DaemonRun run = run_daemon(model_yaml(model) + "streams:\n  - name: camera\n    uri: \"" + c.uri +
                                          "\"\n    model: people\n    inference-interval: 15\n" + c.keys + kEventsYaml +
                                          "http:\n  port: " + std::to_string(port) + "\n",
@@ -74,8 +74,23 @@ TEST_CASE("cameras behind credentials stream, and the credentials appear nowhere
                                        for (const char* path : {"/metrics", "/readyz", "/healthz", "/nope"}) {
                                          http_text += http_get(port, path).body;
                                        }
+                                       streams_json = http_get(port, "/streams").body;
+                                       http_text += streams_json;
                                      });
     REQUIRE(run.status.is_ok());
+    // /streams: the stream's state and figures as JSON, its uri without the credentials.
+    const nlohmann::json streams = nlohmann::json::parse(streams_json, nullptr, false);
+    REQUIRE_MESSAGE(streams.contains("streams"), streams_json);
+    REQUIRE(streams.at("streams").size() == 1);
+    const nlohmann::json& camera = streams.at("streams")[0];
+    CHECK(camera.at("name") == "camera");
+    CHECK(camera.at("state") == "streaming");
+    CHECK(camera.at("uri").get<std::string>().find('@') == std::string::npos);
+    CHECK(camera.at("frames_in").get<int64_t>() > 0);
+    CHECK(camera.at("processed").get<int64_t>() <= camera.at("frames_in").get<int64_t>());
+    CHECK(camera.at("events").get<int64_t>() <= camera.at("processed").get<int64_t>());
+    CHECK(camera.at("fps").get<double>() > 0);
+    CHECK(camera.at("detections_dropped") == nlohmann::json({{"score", 0}, {"area", 0}, {"ratio", 0}, {"mask", 0}}));
     CHECK(http_text.find("edgefuse_stream_frames_total{stream=\"camera\"}") != std::string::npos);
     CHECK(http_text.find("edgefuse_stream_tracks{stream=\"camera\"}") != std::string::npos);
     CHECK(http_text.find("edgefuse_stream_tracks_started_total{stream=\"camera\"}") != std::string::npos);
