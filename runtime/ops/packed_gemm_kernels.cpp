@@ -143,7 +143,9 @@ constexpr int64_t kDepthSlice = 24 * 1024 / (kColumns * static_cast<int64_t>(siz
 
 // Slices of the depth k: one up to 1.5 slices' depth (the partial sums' round trip through Y
 // would cost more than B's rows from L2 save), otherwise about kDepthSlice each.
-int64_t depth_slices(int64_t k) { return k * 2 <= kDepthSlice * 3 ? 1 : (k + kDepthSlice - 1) / kDepthSlice; }
+int64_t depth_slices(int64_t k) {
+  return k * 2 <= kDepthSlice * 3 ? 1 : (k + kDepthSlice - 1) / kDepthSlice;
+}
 
 // Whether Y's rows share bytes with the residual's: then Y must hold nothing but finished rows
 // (a Conv pair writing over its residual, conv_pair.h), so the product runs in one slice.

@@ -264,8 +264,8 @@ TEST_CASE("a strided depthwise -> 1x1 pair writes its output over the residual i
   // the memory plan places it, at any size.
   // Also one deep enough (400 channels) that the 1x1's GEMM would run in depth slices: it must
   // not, with the residual in its output's bytes.
-  for (const PairCase& deep : {PairCase{1, 24, 64, 64, 3, 2, 28, "", "relu", 0},
-                               PairCase{1, 400, 12, 12, 3, 2, 408, "", "relu", 0}}) {
+  for (const PairCase& deep :
+       {PairCase{1, 24, 64, 64, 3, 2, 28, "", "relu", 0}, PairCase{1, 400, 12, 12, 3, 2, 408, "", "relu", 0}}) {
     CAPTURE(deep.channels);
     std::mt19937 deep_rng(93);
     const PairTensors deep_tensors = make_pair_tensors(deep, deep_rng);
