@@ -214,6 +214,25 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
   const ConvEpilogue none;
   const int64_t tiles = (m + kRows - 1) / kRows;
   const int64_t slices = residual_shares_y(y, ldy, m, n, epilogue) ? 1 : depth_slices(k);
+  // Tile `tile` of the block at `column`: its rows of A and Y, their bias, where it stores, and
+  // the rows that take the residual: all, none, or (a residual of fewer channels ending inside
+  // the tile) the first few.
+  struct TileRows {
+    int64_t row = 0, rows = 0, residual_rows = 0;
+    float bias[kRows] = {};
+    float* out = nullptr;
+    const float* residual = nullptr;
+  };
+  const auto tile_rows = [&](int64_t tile, int64_t column) {
+    TileRows t;
+    t.row = tile * kRows;
+    t.rows = std::min<int64_t>(kRows, m - t.row);
+    if (epilogue.bias != nullptr) std::copy_n(epilogue.bias + t.row, t.rows, t.bias);
+    t.out = y + t.row * ldy + column;
+    t.residual_rows = epilogue.residual != nullptr ? std::clamp<int64_t>(epilogue.residual_rows - t.row, 0, t.rows) : 0;
+    t.residual = t.residual_rows > 0 ? epilogue.residual + t.row * epilogue.ldr + column : nullptr;
+    return t;
+  };
   for (int64_t column = 0; column < n; column += kColumns) {
     const int64_t width = std::min<int64_t>(kColumns, n - column);
     const bool narrow = width < kColumns;
@@ -226,25 +245,16 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
         const Rows slice_rows = b.from(k_begin);
         const bool last = slice == slices - 1, resume = slice > 0;
         for (int64_t tile = 0; tile < tiles; ++tile) {
-          const int64_t row = tile * kRows;
-          const int64_t rows = std::min<int64_t>(kRows, m - row);
-          float bias[kRows] = {};
-          if (epilogue.bias != nullptr) std::copy_n(epilogue.bias + row, rows, bias);
-          float* out = y + row * ldy + column;
+          const TileRows t = tile_rows(tile, column);
           const float* a_tile = packed_a + (tile * k + k_begin) * kRows;
           const bool prefetch = tile == 0 && prefetch_next;
-          if (!last) {
-            in_place_tile<ConvEpilogue::Kind::kNone>(a_tile, depth, slice_rows, column, width, prefetch, bias, nullptr,
-                                                     0, 0, rows, none, out, ldy, resume);
-            continue;
+          if (last) {
+            in_place_tile<K>(a_tile, depth, slice_rows, column, width, prefetch, t.bias, t.residual, epilogue.ldr,
+                             t.residual_rows, t.rows, epilogue.activation, t.out, ldy, resume);
+          } else {
+            in_place_tile<ConvEpilogue::Kind::kNone>(a_tile, depth, slice_rows, column, width, prefetch, t.bias,
+                                                     nullptr, 0, 0, t.rows, none, t.out, ldy, resume);
           }
-          // Rows of this tile that take the residual: all, none, or (a residual of fewer channels
-          // ending inside the tile) the first few.
-          const int64_t residual_rows =
-              epilogue.residual != nullptr ? std::clamp<int64_t>(epilogue.residual_rows - row, 0, rows) : 0;
-          const float* residual = residual_rows > 0 ? epilogue.residual + row * epilogue.ldr + column : nullptr;
-          in_place_tile<K>(a_tile, depth, slice_rows, column, width, prefetch, bias, residual, epilogue.ldr,
-                           residual_rows, rows, epilogue.activation, out, ldy, resume);
         }
       }
       continue;
@@ -255,39 +265,32 @@ void packed_gemm_with(const float* packed_a, int64_t m, int64_t k, const Rows& b
     }
     const StridedRows panel_rows{panel, kColumns};
     for (int64_t tile = 0; tile < tiles; ++tile) {
-      const int64_t row = tile * kRows;
-      const int64_t rows = std::min<int64_t>(kRows, m - row);
-      float bias[kRows] = {};
-      if (epilogue.bias != nullptr) std::copy_n(epilogue.bias + row, rows, bias);
-      float* out = y + row * ldy + column;
-      const int64_t residual_rows =
-          epilogue.residual != nullptr ? std::clamp<int64_t>(epilogue.residual_rows - row, 0, rows) : 0;
-      const float* residual = residual_rows > 0 ? epilogue.residual + row * epilogue.ldr + column : nullptr;
+      const TileRows t = tile_rows(tile, column);
       const float* a_tile = packed_a + tile * k * kRows;
       static_assert(kVectors == 3, "one narrow tile per width below");
       if (narrow_vectors == 1) {
-        tile_product<ConvEpilogue::Kind::kNone, false, StridedRows, 1>(a_tile, k, panel_rows, 0, bias, nullptr, 0, none,
-                                                                       partial, kColumns);
+        tile_product<ConvEpilogue::Kind::kNone, false, StridedRows, 1>(a_tile, k, panel_rows, 0, t.bias, nullptr, 0,
+                                                                       none, partial, kColumns);
       } else if (narrow_vectors == 2) {
-        tile_product<ConvEpilogue::Kind::kNone, false, StridedRows, 2>(a_tile, k, panel_rows, 0, bias, nullptr, 0, none,
-                                                                       partial, kColumns);
+        tile_product<ConvEpilogue::Kind::kNone, false, StridedRows, 2>(a_tile, k, panel_rows, 0, t.bias, nullptr, 0,
+                                                                       none, partial, kColumns);
       } else {
-        tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, panel_rows, 0, bias, nullptr, 0, none, partial,
+        tile_product<ConvEpilogue::Kind::kNone, false>(a_tile, k, panel_rows, 0, t.bias, nullptr, 0, none, partial,
                                                        kColumns);
       }
       // The activation on whole vectors of `partial` (its columns past `width` are computed and
       // dropped), the residual on the valid part only, before the row is stored: the residual may
       // be Y's own bytes (a Conv pair run in place, conv_pair.h).
-      const bool residual_first = residual != nullptr && !epilogue.activation.residual_after_activation;
-      for (int64_t r = 0; r < rows; ++r) {
+      const bool residual_first = t.residual != nullptr && !epilogue.activation.residual_after_activation;
+      for (int64_t r = 0; r < t.rows; ++r) {
         float* tile_row = partial + r * kColumns;
-        const float* residual_row = r < residual_rows ? residual + r * epilogue.ldr : nullptr;
+        const float* residual_row = r < t.residual_rows ? t.residual + r * epilogue.ldr : nullptr;
         if (residual_first && residual_row != nullptr) add_row(tile_row, residual_row, width);
         for (int v = 0; v < (narrow ? narrow_vectors : kVectors); ++v) {
           simd::store(tile_row + v * kLanes, simd::activate<K>(simd::load(tile_row + v * kLanes), epilogue.activation));
         }
         if (residual_row != nullptr && !residual_first) add_row(tile_row, residual_row, width);
-        std::copy_n(tile_row, width, out + r * ldy);
+        std::copy_n(tile_row, width, t.out + r * ldy);
       }
     }
   }
