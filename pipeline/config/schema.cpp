@@ -373,8 +373,12 @@ const std::array kLineFields = {
 };
 
 const std::array kMaskFields = {
-    FieldSpec<RegionConfig>{{.key = "name", .type = kName, .required = true, .description = kRegionNameDescription},
-                            &RegionConfig::name},
+    FieldSpec<RegionConfig>{
+        {.key = "name",
+         .type = kName,
+         .required = true,
+         .description = "Unique among the stream's zones, lines and masks; labels it on the overlay."},
+        &RegionConfig::name},
     FieldSpec<RegionConfig>{{.key = "points",
                              .type = kPointList,
                              .required = true,
