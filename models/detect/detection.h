@@ -14,6 +14,12 @@ struct Box {
   float area() const { return width() > 0 && height() > 0 ? width() * height() : 0.0f; }
 };
 
+// The box of centre (cx, cy) and size w x h, as detector heads predict them.
+inline Box centred_box(float cx, float cy, float w, float h) {
+  const float half_w = 0.5f * w, half_h = 0.5f * h;
+  return {cx - half_w, cy - half_h, cx + half_w, cy + half_h};
+}
+
 struct Keypoint {
   float x = 0, y = 0;
 };

@@ -31,6 +31,21 @@ inline ModelInputSpec yolox_input_spec(int width, int height) {
   return spec;
 }
 
+// YOLOv5 and YOLOv8 as Ultralytics exports them: f32 NCHW [1, 3, H, W], RGB, values v / 255,
+// image centred, padding 114 (Ultralytics' LetterBox defaults).
+inline ModelInputSpec ultralytics_input_spec(int width, int height) {
+  ModelInputSpec spec;
+  spec.width = width;
+  spec.height = height;
+  spec.layout = TensorLayout::kNCHW;
+  spec.channels = ChannelOrder::kRGB;
+  spec.scale = 1.0f / 255.0f;
+  spec.offset = 0.0f;
+  spec.pad_pixel = 114.0f;
+  spec.centre = true;
+  return spec;
+}
+
 // BlazeFace: f32 NHWC [1, S, S, 3], RGB, values v / 127.5 - 1, image centred, padding black (-1).
 inline ModelInputSpec blazeface_input_spec(int size) {
   ModelInputSpec spec;

@@ -17,14 +17,6 @@
 
 namespace edgefuse {
 
-int64_t yolox_cell_count(int input_width, int input_height) {
-  int64_t cells = 0;
-  for (int stride : kYoloxStrides) {
-    cells += static_cast<int64_t>(input_width / stride) * (input_height / stride);
-  }
-  return cells;
-}
-
 DecodeResult decode_yolox(const float* output, int64_t anchors, int64_t channels, int input_width, int input_height,
                           float score_threshold) {
   DecodeResult result;
@@ -33,7 +25,7 @@ DecodeResult decode_yolox(const float* output, int64_t anchors, int64_t channels
         "YOLOX input size " + std::to_string(input_width) + "x" + std::to_string(input_height) + " is not positive";
     return result;
   }
-  const int64_t expected_anchors = yolox_cell_count(input_width, input_height);
+  const int64_t expected_anchors = yolo_cell_count(input_width, input_height);
   if (anchors != expected_anchors) {
     result.error = "YOLOX output has " + std::to_string(anchors) + " anchors, a " + std::to_string(input_width) + "x" +
                    std::to_string(input_height) + " input has " + std::to_string(expected_anchors) +
@@ -47,7 +39,7 @@ DecodeResult decode_yolox(const float* output, int64_t anchors, int64_t channels
   }
 
   const float* row = output;
-  for (int stride : kYoloxStrides) {
+  for (int stride : kYoloStrides) {
     const int grid_w = input_width / stride;
     const int grid_h = input_height / stride;
     for (int gy = 0; gy < grid_h; ++gy) {
@@ -67,10 +59,8 @@ DecodeResult decode_yolox(const float* output, int64_t anchors, int64_t channels
         const auto s = static_cast<float>(stride);
         const float cx = (row[0] + static_cast<float>(gx)) * s;
         const float cy = (row[1] + static_cast<float>(gy)) * s;
-        const float half_w = 0.5f * std::exp(row[2]) * s;
-        const float half_h = 0.5f * std::exp(row[3]) * s;
         Detection detection;
-        detection.box = {cx - half_w, cy - half_h, cx + half_w, cy + half_h};
+        detection.box = centred_box(cx, cy, std::exp(row[2]) * s, std::exp(row[3]) * s);
         detection.score = score;
         detection.class_id = best_class;
         result.detections.push_back(std::move(detection));

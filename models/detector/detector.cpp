@@ -5,6 +5,8 @@
 #include "models/detect/blazeface_decode.h"
 #include "models/detect/letterbox.h"
 #include "models/detect/nms.h"
+#include "models/detect/yolov5_decode.h"
+#include "models/detect/yolov8_decode.h"
 #include "models/detect/yolox_decode.h"
 #include "models/detector/batching.h"
 #include "models/detector/blazeface_rows.h"
@@ -18,17 +20,38 @@ Status decode_error(std::string_view family, const std::string& error) {
   return invalid_model(family, " decoding: ", error);
 }
 
-// Outputs hold a batch; `item` selects one element of it (outputs' first dimension).
-Result<std::vector<Detection>> decode_yolox_outputs(std::span<const Tensor> outputs, int64_t item, int width,
-                                                    int height, float score_threshold) {
+// Where element `item` of the batch starts in the single rank-3 output of a YOLO family (outputs
+// hold a batch in their first dimension).
+Result<const float*> yolo_output(std::span<const Tensor> outputs, int64_t item, const char* family,
+                                 const char* expected) {
   const Tensor& output = outputs[0];
   if (output.dtype() != DType::kF32 || output.rank() != 3 || output.dim(0) <= item) {
-    return invalid_model("YOLOX output is ", output.desc().to_string(), ", expected f32 [batch, cells, 5 + classes]");
+    return invalid_model(family, " output is ", output.desc().to_string(), ", expected f32 ", expected);
   }
-  const int64_t per_item = output.dim(1) * output.dim(2);
-  DecodeResult decoded = decode_yolox(output.data<float>() + item * per_item, output.dim(1), output.dim(2), width,
-                                      height, score_threshold);
+  return output.data<float>() + item * output.dim(1) * output.dim(2);
+}
+
+Result<std::vector<Detection>> decode_yolox_outputs(std::span<const Tensor> outputs, int64_t item, int width,
+                                                    int height, float score_threshold) {
+  EF_ASSIGN_OR_RETURN(const float* rows, yolo_output(outputs, item, "YOLOX", "[batch, cells, 5 + classes]"));
+  DecodeResult decoded = decode_yolox(rows, outputs[0].dim(1), outputs[0].dim(2), width, height, score_threshold);
   if (!decoded.ok()) return decode_error("YOLOX", decoded.error);
+  return std::move(decoded.detections);
+}
+
+Result<std::vector<Detection>> decode_yolov5_outputs(std::span<const Tensor> outputs, int64_t item,
+                                                     float score_threshold) {
+  EF_ASSIGN_OR_RETURN(const float* rows, yolo_output(outputs, item, "YOLOv5", "[batch, rows, 5 + classes]"));
+  DecodeResult decoded = decode_yolov5(rows, outputs[0].dim(1), outputs[0].dim(2), score_threshold);
+  if (!decoded.ok()) return decode_error("YOLOv5", decoded.error);
+  return std::move(decoded.detections);
+}
+
+Result<std::vector<Detection>> decode_yolov8_outputs(std::span<const Tensor> outputs, int64_t item,
+                                                     float score_threshold) {
+  EF_ASSIGN_OR_RETURN(const float* channels, yolo_output(outputs, item, "YOLOv8", "[batch, 4 + classes, anchors]"));
+  DecodeResult decoded = decode_yolov8(channels, outputs[0].dim(1), outputs[0].dim(2), score_threshold);
+  if (!decoded.ok()) return decode_error("YOLOv8", decoded.error);
   return std::move(decoded.detections);
 }
 
@@ -67,8 +90,7 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
     return invalid_argument("IoU threshold ", options.iou_threshold, " is outside [0, 1]");
   }
   if (options.max_batch < 1) return invalid_argument("max batch ", options.max_batch, " is below 1");
-  Result<InputSize> size =
-      family == DetectorFamily::kYolox ? check_yolox_signature(*graph) : check_blazeface_signature(*graph);
+  Result<InputSize> size = check_family_signature(*graph, family);
   if (!size.is_ok()) return size.status();
   ExecutorOptions executor = options.executor;
   if (options.max_batch > 1) {
@@ -96,10 +118,14 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
                        .threshold = options.score_threshold,
                        .nms = gpu::RowFilter::GridNms{.input_width = size->width,
                                                       .input_height = size->height,
-                                                      .strides = {std::begin(kYoloxStrides), std::end(kYoloxStrides)},
+                                                      .strides = {std::begin(kYoloStrides), std::end(kYoloStrides)},
                                                       .iou_threshold = options.iou_threshold,
                                                       .max_detections = options.max_detections,
                                                       .per_class = true}};
+  }
+  // YOLOv5's rows likewise (its boxes are decoded already, so no grid to run NMS on there).
+  if (family == DetectorFamily::kYolov5 && options.score_threshold > 0) {
+    gpu.row_filter = gpu::RowFilter{.output = 0, .column = 4, .threshold = options.score_threshold};
   }
   EF_ASSIGN_OR_RETURN(std::unique_ptr<InferenceBackend> backend,
                       create_inference_backend(std::move(graph), options.device, executor, gpu));
@@ -107,15 +133,21 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
 }
 
 ModelInputSpec Detector::input_spec() const {
-  return family_ == DetectorFamily::kYolox ? yolox_input_spec(input_width_, input_height_)
-                                           : blazeface_input_spec(input_width_);
+  switch (family_) {
+    case DetectorFamily::kYolox:
+      return yolox_input_spec(input_width_, input_height_);
+    case DetectorFamily::kYolov5:
+    case DetectorFamily::kYolov8:
+      return ultralytics_input_spec(input_width_, input_height_);
+    case DetectorFamily::kBlazeFace:
+      break;
+  }
+  return blazeface_input_spec(input_width_);
 }
 
 Result<std::vector<Detection>> Detector::detect(const cv::Mat& bgr_image) {
   prepare();
-  Result<PreprocessedImage> preprocessed = family_ == DetectorFamily::kYolox
-                                               ? preprocess_yolox(bgr_image, input_width_, input_height_)
-                                               : preprocess_blazeface(bgr_image, input_width_);
+  Result<PreprocessedImage> preprocessed = preprocess_image(bgr_image, input_spec());
   if (!preprocessed.is_ok()) return preprocessed.status();
   return detect_input(preprocessed->input, preprocessed->letterbox, bgr_image.cols, bgr_image.rows);
 }
@@ -158,17 +190,29 @@ Result<std::vector<std::vector<Detection>>> Detector::detect_batch_filled(const 
   return decode_batch(outputs, sources);
 }
 
+Result<std::vector<Detection>> Detector::decode_item(std::span<const Tensor> outputs, int64_t item) const {
+  const float threshold = options_.score_threshold;
+  switch (family_) {
+    case DetectorFamily::kYolox:
+      return decode_yolox_outputs(outputs, item, input_width_, input_height_, threshold);
+    case DetectorFamily::kYolov5:
+      return decode_yolov5_outputs(outputs, item, threshold);
+    case DetectorFamily::kYolov8:
+      return decode_yolov8_outputs(outputs, item, threshold);
+    case DetectorFamily::kBlazeFace:
+      break;
+  }
+  return decode_blazeface_outputs(outputs, item, input_width_, threshold);
+}
+
 Result<std::vector<std::vector<Detection>>> Detector::decode_batch(std::span<const Tensor> outputs,
                                                                    std::span<const SourceImage> sources) const {
-  const bool yolox = family_ == DetectorFamily::kYolox;
   std::vector<std::vector<Detection>> results;
   for (int64_t item = 0; item < static_cast<int64_t>(sources.size()); ++item) {
-    EF_ASSIGN_OR_RETURN(std::vector<Detection> detections,
-                        yolox
-                            ? decode_yolox_outputs(outputs, item, input_width_, input_height_, options_.score_threshold)
-                            : decode_blazeface_outputs(outputs, item, input_width_, options_.score_threshold));
-    detections = yolox ? nms_per_class(std::move(detections), options_.iou_threshold, options_.max_detections)
-                       : nms_class_agnostic(std::move(detections), options_.iou_threshold, options_.max_detections);
+    EF_ASSIGN_OR_RETURN(std::vector<Detection> detections, decode_item(outputs, item));
+    detections = family_ == DetectorFamily::kBlazeFace
+                     ? nms_class_agnostic(std::move(detections), options_.iou_threshold, options_.max_detections)
+                     : nms_per_class(std::move(detections), options_.iou_threshold, options_.max_detections);
     const SourceImage& source = sources[static_cast<size_t>(item)];
     unletterbox(detections, source.letterbox, source.width, source.height);
     results.push_back(std::move(detections));

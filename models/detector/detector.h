@@ -19,16 +19,19 @@
 
 namespace edgefuse {
 
-enum class DetectorFamily { kYolox, kBlazeFace };
+// How a model's outputs decode into boxes, and what input it takes (models/detect/input_spec.h).
+enum class DetectorFamily { kYolox, kYolov5, kYolov8, kBlazeFace };
+inline constexpr DetectorFamily kDetectorFamilies[] = {DetectorFamily::kYolox, DetectorFamily::kYolov5,
+                                                       DetectorFamily::kYolov8, DetectorFamily::kBlazeFace};
 
-std::string_view family_name(DetectorFamily family);         // "yolox", "blazeface"
+std::string_view family_name(DetectorFamily family);         // "yolox", "yolov5", "yolov8", "blazeface"
 Result<DetectorFamily> parse_family(std::string_view name);  // inverse of family_name
 // Recognises the family from the graph's inputs and outputs (shapes, counts); error when unsure.
 Result<DetectorFamily> recognise_family(const Graph& graph);
 
 struct DetectorOptions {
   float score_threshold = 0.3f;
-  float iou_threshold = 0.45f;  // NMS: per class for YOLOX, across classes for BlazeFace (one class)
+  float iou_threshold = 0.45f;  // NMS: per class for the YOLO families, across classes for BlazeFace (one class)
   int max_detections = 300;
   // Images per run. Above 1 the graph's batch is made dynamic (models/detector/batching.h) and
   // checked against one-by-one runs when the detector is created; create fails if it differs.
@@ -82,6 +85,8 @@ class Detector {
   Detector(DetectorFamily family, std::unique_ptr<InferenceBackend> backend, DetectorOptions options, int input_width,
            int input_height);
   Status check_batch(int64_t batch) const;
+  // The family's decoding of batch element `item` of a run's outputs (before NMS).
+  Result<std::vector<Detection>> decode_item(std::span<const Tensor> outputs, int64_t item) const;
   // Decodes, NMS and unletterboxes each image of a run's outputs.
   Result<std::vector<std::vector<Detection>>> decode_batch(std::span<const Tensor> outputs,
                                                            std::span<const SourceImage> sources) const;

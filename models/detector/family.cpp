@@ -1,6 +1,8 @@
 #include "models/detector/family.h"
 
 #include "models/detect/blazeface_decode.h"
+#include "models/detect/yolov5_decode.h"
+#include "models/detect/yolov8_decode.h"
 #include "models/detect/yolox_decode.h"
 #include "models/detector/detector.h"
 
@@ -8,6 +10,21 @@ namespace edgefuse {
 namespace {
 
 constexpr int64_t kBlazeFaceHeadAnchors[] = {512, 384};
+
+// How messages name a family.
+const char* family_title(DetectorFamily family) {
+  switch (family) {
+    case DetectorFamily::kYolox:
+      return "YOLOX";
+    case DetectorFamily::kYolov5:
+      return "YOLOv5";
+    case DetectorFamily::kYolov8:
+      return "YOLOv8";
+    case DetectorFamily::kBlazeFace:
+      return "BlazeFace";
+  }
+  return "unknown";
+}
 
 bool dim_matches(int64_t declared, int64_t expected) {
   return declared < 0 || declared == expected;
@@ -26,6 +43,31 @@ Result<const Value*> image_input(const Graph& graph, const char* family) {
   return &input;
 }
 
+// What the YOLO families share: an NCHW 3-channel input of known size and one output of rank 3
+// with batch 1 (or unknown).
+struct YoloModel {
+  InputSize size;
+  const Value* output = nullptr;
+};
+
+Result<YoloModel> yolo_model(const Graph& graph, const char* family) {
+  EF_ASSIGN_OR_RETURN(const Value* input, image_input(graph, family));
+  const Shape& in = input->desc.shape;
+  if (in[1] != 3 || in[2] <= 0 || in[3] <= 0) {
+    return invalid_model(family, " input '", input->name, "' is ", input->desc.to_string(),
+                         ", expected NCHW [1, 3, H, W] with known H and W");
+  }
+  if (graph.outputs().size() != 1) {
+    return invalid_model(family, " models have one output, this one has ", graph.outputs().size());
+  }
+  const Value& output = graph.value(graph.outputs()[0]);
+  if (output.desc.rank() != 3 || !dim_matches(output.desc.shape[0], 1)) {
+    return invalid_model(family, " output '", output.name, "' is ", output.desc.to_string(),
+                         ", expected rank 3 with batch 1");
+  }
+  return YoloModel{{static_cast<int>(in[3]), static_cast<int>(in[2])}, &output};
+}
+
 std::vector<Shape> output_shapes(const Graph& graph) {
   std::vector<Shape> shapes;
   for (ValueId id : graph.outputs()) shapes.push_back(graph.value(id).desc.shape);
@@ -35,25 +77,39 @@ std::vector<Shape> output_shapes(const Graph& graph) {
 }  // namespace
 
 Result<InputSize> check_yolox_signature(const Graph& graph) {
-  EF_ASSIGN_OR_RETURN(const Value* input, image_input(graph, "YOLOX"));
-  const Shape& in = input->desc.shape;
-  if (in[1] != 3 || in[2] <= 0 || in[3] <= 0) {
-    return invalid_model("YOLOX input '", input->name, "' is ", input->desc.to_string(),
-                         ", expected NCHW [1, 3, H, W] with known H and W");
+  EF_ASSIGN_OR_RETURN(const YoloModel model, yolo_model(graph, "YOLOX"));
+  const int64_t cells = yolo_cell_count(model.size.width, model.size.height);
+  const Shape& out = model.output->desc.shape;
+  if (!dim_matches(out[1], cells) || (out[2] >= 0 && out[2] < kYoloxBoxChannels + 1)) {
+    return invalid_model("YOLOX output '", model.output->name, "' is ", model.output->desc.to_string(),
+                         ", expected [1, ", cells, ", 5 + classes] for a ", model.size.width, "x", model.size.height,
+                         " input");
   }
-  const InputSize size{static_cast<int>(in[3]), static_cast<int>(in[2])};
-  if (graph.outputs().size() != 1) {
-    return invalid_model("YOLOX models have one output, this one has ", graph.outputs().size());
+  return model.size;
+}
+
+Result<InputSize> check_yolov5_signature(const Graph& graph) {
+  EF_ASSIGN_OR_RETURN(const YoloModel model, yolo_model(graph, "YOLOv5"));
+  const int64_t rows = yolov5_row_count(model.size.width, model.size.height);
+  const Shape& out = model.output->desc.shape;
+  if (!dim_matches(out[1], rows) || (out[2] >= 0 && out[2] < kYolov5BoxChannels + 1)) {
+    return invalid_model("YOLOv5 output '", model.output->name, "' is ", model.output->desc.to_string(),
+                         ", expected [1, ", rows, ", 5 + classes] (3 anchors a cell) for a ", model.size.width, "x",
+                         model.size.height, " input");
   }
-  const Value& output = graph.value(graph.outputs()[0]);
-  const Shape& out = output.desc.shape;
-  const int64_t cells = yolox_cell_count(size.width, size.height);
-  if (out.size() != 3 || !dim_matches(out[0], 1) || !dim_matches(out[1], cells) ||
-      (out[2] >= 0 && out[2] < kYoloxBoxChannels + 1)) {
-    return invalid_model("YOLOX output '", output.name, "' is ", output.desc.to_string(), ", expected [1, ", cells,
-                         ", 5 + classes] for a ", size.width, "x", size.height, " input");
+  return model.size;
+}
+
+Result<InputSize> check_yolov8_signature(const Graph& graph) {
+  EF_ASSIGN_OR_RETURN(const YoloModel model, yolo_model(graph, "YOLOv8"));
+  const int64_t cells = yolo_cell_count(model.size.width, model.size.height);
+  const Shape& out = model.output->desc.shape;
+  if ((out[1] >= 0 && out[1] < kYolov8BoxChannels + 1) || !dim_matches(out[2], cells)) {
+    return invalid_model("YOLOv8 output '", model.output->name, "' is ", model.output->desc.to_string(),
+                         ", expected [1, 4 + classes, ", cells, "] for a ", model.size.width, "x", model.size.height,
+                         " input");
   }
-  return size;
+  return model.size;
 }
 
 Result<InputSize> check_blazeface_signature(const Graph& graph) {
@@ -101,6 +157,10 @@ std::string_view family_name(DetectorFamily family) {
   switch (family) {
     case DetectorFamily::kYolox:
       return "yolox";
+    case DetectorFamily::kYolov5:
+      return "yolov5";
+    case DetectorFamily::kYolov8:
+      return "yolov8";
     case DetectorFamily::kBlazeFace:
       return "blazeface";
   }
@@ -108,20 +168,45 @@ std::string_view family_name(DetectorFamily family) {
 }
 
 Result<DetectorFamily> parse_family(std::string_view name) {
-  for (DetectorFamily family : {DetectorFamily::kYolox, DetectorFamily::kBlazeFace}) {
+  for (DetectorFamily family : kDetectorFamilies) {
     if (name == family_name(family)) return family;
   }
-  return invalid_argument("unknown detector family '", name, "', expected 'yolox' or 'blazeface'");
+  return invalid_argument("unknown detector family '", name, "', expected yolox, yolov5, yolov8 or blazeface");
+}
+
+Result<InputSize> check_family_signature(const Graph& graph, DetectorFamily family) {
+  switch (family) {
+    case DetectorFamily::kYolox:
+      return check_yolox_signature(graph);
+    case DetectorFamily::kYolov5:
+      return check_yolov5_signature(graph);
+    case DetectorFamily::kYolov8:
+      return check_yolov8_signature(graph);
+    case DetectorFamily::kBlazeFace:
+      return check_blazeface_signature(graph);
+  }
+  return invalid_argument("unknown detector family");
 }
 
 Result<DetectorFamily> recognise_family(const Graph& graph) {
-  const Result<InputSize> yolox = check_yolox_signature(graph);
-  const Result<InputSize> blazeface = check_blazeface_signature(graph);
-  if (yolox.is_ok() && !blazeface.is_ok()) return DetectorFamily::kYolox;
-  if (blazeface.is_ok() && !yolox.is_ok()) return DetectorFamily::kBlazeFace;
-  if (yolox.is_ok()) return invalid_model("the model fits both the YOLOX and BlazeFace signatures; name the family");
-  return invalid_model("cannot recognise the detector family (name it explicitly): not YOLOX (",
-                       yolox.status().message(), "); not BlazeFace (", blazeface.status().message(), ")");
+  std::vector<DetectorFamily> fitting;
+  std::string why_not;
+  for (DetectorFamily family : kDetectorFamilies) {
+    const Result<InputSize> fit = check_family_signature(graph, family);
+    if (fit.is_ok()) {
+      fitting.push_back(family);
+    } else {
+      why_not +=
+          make_message(why_not.empty() ? "" : "; ", "not ", family_title(family), " (", fit.status().message(), ")");
+    }
+  }
+  if (fitting.size() == 1) return fitting[0];
+  if (fitting.empty()) return invalid_model("cannot recognise the detector family (name it explicitly): ", why_not);
+  std::string names;  // "A, B and C"
+  for (size_t i = 0; i < fitting.size(); ++i) {
+    names += make_message(i == 0 ? "" : i + 1 == fitting.size() ? " and " : ", ", family_title(fitting[i]));
+  }
+  return invalid_model("the model fits the ", names, " signatures; name the family");
 }
 
 }  // namespace edgefuse

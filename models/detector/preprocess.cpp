@@ -1,12 +1,11 @@
 #include "models/detector/preprocess.h"
 
+#include <algorithm>
+
 #include <opencv2/imgproc.hpp>
 
 namespace edgefuse {
 namespace {
-
-inline constexpr float kYoloxPadValue = 114.0f;
-inline constexpr float kBlazeFacePadValue = -1.0f;  // black after scaling to [-1, 1]
 
 Status check_image(const cv::Mat& image) {
   if (image.empty()) return invalid_argument("image is empty");
@@ -28,42 +27,34 @@ cv::Mat resize_for(const cv::Mat& image, const Letterbox& letterbox) {
 
 }  // namespace
 
-Result<PreprocessedImage> preprocess_yolox(const cv::Mat& bgr_image, int input_width, int input_height) {
-  EF_RETURN_IF_ERROR(check_image(bgr_image).with_context("YOLOX preprocessing"));
-  EF_ASSERT(input_width > 0 && input_height > 0);
+Result<PreprocessedImage> preprocess_image(const cv::Mat& bgr_image, const ModelInputSpec& spec) {
+  EF_RETURN_IF_ERROR(check_image(bgr_image).with_context("preprocessing"));
+  EF_ASSERT(spec.width > 0 && spec.height > 0);
   PreprocessedImage out;
-  out.letterbox = compute_letterbox(bgr_image.cols, bgr_image.rows, input_width, input_height, /*centre=*/false);
+  out.letterbox = compute_letterbox(bgr_image.cols, bgr_image.rows, spec.width, spec.height, spec.centre);
   const cv::Mat resized = resize_for(bgr_image, out.letterbox);
 
-  out.input = Tensor::empty(DType::kF32, {1, 3, input_height, input_width});
-  float* planes = out.input.data<float>();
-  const int64_t plane_size = static_cast<int64_t>(input_width) * input_height;
-  std::fill(planes, planes + 3 * plane_size, kYoloxPadValue);
+  const bool planar = spec.layout == TensorLayout::kNCHW;
+  out.input =
+      Tensor::empty(DType::kF32, planar ? Shape{1, 3, spec.height, spec.width} : Shape{1, spec.height, spec.width, 3});
+  float* dst = out.input.data<float>();
+  std::fill(dst, dst + out.input.numel(), spec.pad_pixel * spec.scale + spec.offset);
+  // Where channel c of the tensor comes from in a BGR pixel, and the strides of a pixel and of a
+  // channel in the tensor.
+  const bool rgb = spec.channels == ChannelOrder::kRGB;
+  const int source_channel[3] = {rgb ? 2 : 0, 1, rgb ? 0 : 2};
+  const int64_t plane = static_cast<int64_t>(spec.width) * spec.height;
+  const int64_t pixel_stride = planar ? 1 : 3;
+  const int64_t channel_stride = planar ? plane : 1;
   for (int y = 0; y < resized.rows; ++y) {
     const uint8_t* src = resized.ptr<uint8_t>(y);
-    const int64_t row_offset = static_cast<int64_t>(y + out.letterbox.pad_y) * input_width + out.letterbox.pad_x;
-    for (int x = 0; x < resized.cols; ++x) {
-      for (int c = 0; c < 3; ++c) planes[c * plane_size + row_offset + x] = src[3 * x + c];
-    }
-  }
-  return out;
-}
-
-Result<PreprocessedImage> preprocess_blazeface(const cv::Mat& bgr_image, int input_size) {
-  EF_RETURN_IF_ERROR(check_image(bgr_image).with_context("BlazeFace preprocessing"));
-  EF_ASSERT(input_size > 0);
-  PreprocessedImage out;
-  out.letterbox = compute_letterbox(bgr_image.cols, bgr_image.rows, input_size, input_size, /*centre=*/true);
-  const cv::Mat resized = resize_for(bgr_image, out.letterbox);
-
-  out.input = Tensor::empty(DType::kF32, {1, input_size, input_size, 3});
-  float* pixels = out.input.data<float>();
-  std::fill(pixels, pixels + out.input.numel(), kBlazeFacePadValue);
-  for (int y = 0; y < resized.rows; ++y) {
-    const uint8_t* src = resized.ptr<uint8_t>(y);
-    float* dst = pixels + (static_cast<int64_t>(y + out.letterbox.pad_y) * input_size + out.letterbox.pad_x) * 3;
-    for (int x = 0; x < resized.cols; ++x) {
-      for (int c = 0; c < 3; ++c) dst[3 * x + c] = static_cast<float>(src[3 * x + (2 - c)]) / 127.5f - 1.0f;
+    float* row =
+        dst + (static_cast<int64_t>(y + out.letterbox.pad_y) * spec.width + out.letterbox.pad_x) * pixel_stride;
+    for (int c = 0; c < 3; ++c) {
+      float* channel = row + c * channel_stride;
+      for (int x = 0; x < resized.cols; ++x) {
+        channel[x * pixel_stride] = static_cast<float>(src[3 * x + source_channel[c]]) * spec.scale + spec.offset;
+      }
     }
   }
   return out;

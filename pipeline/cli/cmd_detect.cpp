@@ -1,4 +1,4 @@
-// edgefuse detect: runs a detector (YOLOX or BlazeFace) on one image and prints the detections
+// edgefuse detect: runs a detector (YOLOX, YOLOv5, YOLOv8 or BlazeFace) on one image and prints the detections
 // in source-image pixels, as text lines or one JSON object.
 #include <algorithm>
 #include <chrono>
@@ -96,7 +96,8 @@ const CommandSpec& detect_spec() {
                .required = true},
               {.name = "family",
                .value_name = "NAME",
-               .description = "detector family, yolox or blazeface; recognised from the model when left out"},
+               .description =
+                   "detector family: yolox, yolov5, yolov8 or blazeface; recognised from the model when left out"},
               {.name = "labels",
                .value_name = "FILE",
                .description = "class names, one a line; default: coco.names beside a YOLOX model, 'face' for "

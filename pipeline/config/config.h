@@ -22,7 +22,7 @@ namespace edgefuse {
 struct ModelConfig {
   std::string name;                // unique, [A-Za-z0-9_.-]+
   std::filesystem::path path;      // ONNX file, absolute after parsing; exists
-  std::string family = "auto";     // auto | yolox | blazeface
+  std::string family = "auto";     // auto | yolox | yolov5 | yolov8 | blazeface
   std::filesystem::path labels;    // optional labels file (one per line), absolute after parsing; exists if given
   std::string device = "cpu";      // cpu | cuda | auto
   std::string precision = "fp32";  // fp32 | fp16 (GPU activation storage and tensor cores; the CPU runs fp32)

@@ -47,7 +47,7 @@ const std::array kModelFields = {
                            &ModelConfig::path},
     FieldSpec<ModelConfig>{{.key = "family",
                             .type = kChoice,
-                            .choices = "auto|yolox|blazeface",
+                            .choices = "auto|yolox|yolov5|yolov8|blazeface",
                             .description = "Output decoding; auto recognises the family from the model's outputs."},
                            &ModelConfig::family},
     FieldSpec<ModelConfig>{{.key = "labels",

@@ -83,7 +83,8 @@ TEST_CASE("GPU YUV preprocessing equals the CPU preprocessor (NV12 and I420, bot
   REQUIRE_MESSAGE(gpu.is_ok(), gpu.status().to_string());
   std::mt19937 rng(2);
   for (const PixelFormat format : {PixelFormat::kNV12, PixelFormat::kI420}) {
-    for (const ModelInputSpec& spec : {yolox_input_spec(416, 416), blazeface_input_spec(128)}) {
+    for (const ModelInputSpec& spec :
+         {yolox_input_spec(416, 416), ultralytics_input_spec(416, 416), blazeface_input_spec(128)}) {
       for (const auto& [w, h] : {std::pair{1920, 1080}, std::pair{640, 642}}) {
         INFO(pixel_format_name(format), " ", w, "x", h, " -> ", spec.width, "x", spec.height);
         const SyntheticFrame frame(w, h, format, rng);

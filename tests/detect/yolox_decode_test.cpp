@@ -38,10 +38,10 @@ void set_cell(std::vector<float>& output, int64_t index, float dx, float dy, flo
 
 }  // namespace
 
-TEST_CASE("yolox_cell_count sums the grids of strides 8, 16 and 32") {
-  CHECK(yolox_cell_count(416, 416) == 3549);
-  CHECK(yolox_cell_count(kWidth, kHeight) == 42);
-  CHECK(yolox_cell_count(640, 480) == 80 * 60 + 40 * 30 + 20 * 15);
+TEST_CASE("yolo_cell_count sums the grids of strides 8, 16 and 32") {
+  CHECK(yolo_cell_count(416, 416) == 3549);
+  CHECK(yolo_cell_count(kWidth, kHeight) == 42);
+  CHECK(yolo_cell_count(640, 480) == 80 * 60 + 40 * 30 + 20 * 15);
 }
 
 TEST_CASE("a single hot cell at every stride level decodes to its box in input pixels") {

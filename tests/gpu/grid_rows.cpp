@@ -13,7 +13,7 @@
 namespace edgefuse::test {
 
 Tensor synthetic_grid_rows(const GridRowsSpec& spec, float threshold, std::mt19937& rng) {
-  const int64_t rows = yolox_cell_count(spec.width, spec.height), channels = kYoloxBoxChannels + spec.classes;
+  const int64_t rows = yolo_cell_count(spec.width, spec.height), channels = kYoloxBoxChannels + spec.classes;
   Tensor t = Tensor::empty(DType::kF32, {spec.batch, rows, channels});
   std::uniform_real_distribution<float> unit(0.0f, 1.0f), offset(-1.0f, 2.0f), log_size(1.0f, 3.0f);
   float* data = t.data<float>();

@@ -1,13 +1,14 @@
 // The fuser must not change what a detector finds: on every image in data/images, the Detector on
 // the optimised graph (all fusion passes, planned arena) and on the graph as imported (eager: one
 // buffer per tensor) return the same detections — same count and classes, boxes and keypoints within
-// 2e-3 px of the model input (see kBoxTolerancePx), scores within 1e-5 — for YOLOX-nano and both
-// BlazeFace models.
+// 2e-3 px of the model input (see kBoxTolerancePx), scores within 1e-5 — for YOLOX-nano (also
+// re-dressed as YOLOv5 and YOLOv8: tests/models/yolo_redress.h) and both BlazeFace models.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "fusion/pass_manager.h"
 #include "models/detector/detector.h"
 #include "models/onnx/onnx_importer.h"
+#include "tests/models/yolo_redress.h"
 #include "tests/support/assets.h"
 
 using namespace edgefuse;
@@ -46,17 +48,21 @@ Detector make_detector(std::shared_ptr<const Graph> graph, DetectorFamily family
   return std::move(detector).value();
 }
 
-DetectorPair make_pair(const std::filesystem::path& model, DetectorFamily family) {
-  Result<std::shared_ptr<Graph>> imported = import_onnx_file(model.string());
+// `import` is called twice, for two graphs: Graph copies share initializer storage.
+DetectorPair make_pair(const std::function<Result<std::shared_ptr<Graph>>()>& import, DetectorFamily family) {
+  Result<std::shared_ptr<Graph>> imported = import();
   REQUIRE_MESSAGE(imported.is_ok(), imported.status().to_string());
-  // A second import, not a copy: Graph copies share initializer storage.
-  Result<std::shared_ptr<Graph>> optimised = import_onnx_file(model.string());
+  Result<std::shared_ptr<Graph>> optimised = import();
   REQUIRE(optimised.is_ok());
   Result<std::vector<PassReport>> passes = optimize_graph(**optimised);
   REQUIRE_MESSAGE(passes.is_ok(), passes.status().to_string());
   const int before = static_cast<int>((*imported)->nodes().size());
   const int after = static_cast<int>((*optimised)->nodes().size());
   return {make_detector(*optimised, family, true), make_detector(*imported, family, false), before, after};
+}
+
+DetectorPair make_pair(const std::filesystem::path& model, DetectorFamily family) {
+  return make_pair([&] { return import_onnx_file(model.string()); }, family);
 }
 
 std::vector<std::filesystem::path> sample_images() {
@@ -138,6 +144,19 @@ TEST_CASE("YOLOX-nano: fused and unfused detections are identical on every sampl
   CHECK(pair.nodes_after < pair.nodes_before);
   // Every sample photo has objects YOLOX finds: an empty result on both sides would prove nothing.
   CHECK(compare_on_samples(pair) == static_cast<int>(sample_images().size()));
+}
+
+TEST_CASE("YOLOX-nano re-dressed as YOLOv5 and YOLOv8: fused and unfused detections are identical") {
+  ASSET_OR_SKIP(model_path, "models/yolox_nano.onnx");
+  for (const auto& [as, family] : {std::pair{RedressAs::kYolov5, DetectorFamily::kYolov5},
+                                   std::pair{RedressAs::kYolov8, DetectorFamily::kYolov8}}) {
+    CAPTURE(family_name(family));
+    const std::string bytes = redress_yolox_file(model_path, as);
+    DetectorPair pair = make_pair([&] { return import_onnx_bytes(bytes, ""); }, family);
+    MESSAGE(family_name(family), ": ", pair.nodes_before, " nodes, ", pair.nodes_after, " after fusion");
+    CHECK(pair.nodes_after < pair.nodes_before);
+    CHECK(compare_on_samples(pair) == static_cast<int>(sample_images().size()));
+  }
 }
 
 TEST_CASE("BlazeFace front and back: fused and unfused detections are identical on every sample image") {

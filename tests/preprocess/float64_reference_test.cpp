@@ -99,7 +99,8 @@ std::vector<float> reference_input(const YuvImage& im, const ModelInputSpec& spe
 }
 
 void check_against_float64(const cv::Mat& bgr, YuvMatrix matrix, const Matrix& coefficients) {
-  const ModelInputSpec specs[] = {yolox_input_spec(416, 416), blazeface_input_spec(128), blazeface_input_spec(256)};
+  const ModelInputSpec specs[] = {yolox_input_spec(416, 416), ultralytics_input_spec(416, 320),
+                                  blazeface_input_spec(128), blazeface_input_spec(256)};
   for (const ModelInputSpec& spec : specs) {
     for (PixelFormat format : {PixelFormat::kI420, PixelFormat::kNV12}) {
       CAPTURE(spec.width);

@@ -1,5 +1,5 @@
 // Fused YUV preprocessing against the OpenCV chain it replaces: cv::cvtColor to BGR at full
-// resolution (BT.601, what OpenCV implements), then preprocess_yolox / preprocess_blazeface.
+// resolution (BT.601, what OpenCV implements), then preprocess_image (cv::resize).
 //
 // Tolerances, in pixel units (0..255): OpenCV rounds to 8 bits twice (after the colour conversion
 // and after the resize) and clamps before resizing; the fused path interpolates first, clamps
@@ -37,19 +37,18 @@ constexpr double kNoiseP999Tolerance = 64.0;  // measured ~53: clamp-order diffe
 struct Family {
   const char* name;
   ModelInputSpec spec;
-  bool yolox;
 };
 
 std::vector<Family> families() {
-  return {{"YOLOX 416", yolox_input_spec(416, 416), true},
-          {"YOLOX 320x256", yolox_input_spec(320, 256), true},
-          {"BlazeFace 128", blazeface_input_spec(128), false},
-          {"BlazeFace 256", blazeface_input_spec(256), false}};
+  return {{"YOLOX 416", yolox_input_spec(416, 416)},
+          {"YOLOX 320x256", yolox_input_spec(320, 256)},
+          {"YOLOv5/v8 416x320", ultralytics_input_spec(416, 320)},
+          {"BlazeFace 128", blazeface_input_spec(128)},
+          {"BlazeFace 256", blazeface_input_spec(256)}};
 }
 
 PreprocessedImage opencv_reference(const cv::Mat& bgr, const Family& family) {
-  Result<PreprocessedImage> out = family.yolox ? preprocess_yolox(bgr, family.spec.width, family.spec.height)
-                                               : preprocess_blazeface(bgr, family.spec.width);
+  Result<PreprocessedImage> out = preprocess_image(bgr, family.spec);
   REQUIRE(out.is_ok());
   return std::move(out).value();
 }

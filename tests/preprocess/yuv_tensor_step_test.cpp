@@ -32,11 +32,12 @@ TEST_CASE("the per-pixel GPU form of YUV preprocessing equals the CPU row kernel
     ModelInputSpec spec;
   };
   const Geometry geometries[] = {
-      {638, 358, yolox_input_spec(416, 416)},   // wide: padding below
-      {360, 642, yolox_input_spec(416, 416)},   // tall: padding on the right
-      {1920, 1080, blazeface_input_spec(128)},  // NHWC RGB, centred
-      {98, 66, yolox_input_spec(128, 96)},      // upscaling
-      {416, 416, yolox_input_spec(416, 416)},   // identity size
+      {638, 358, yolox_input_spec(416, 416)},         // wide: padding below
+      {360, 642, yolox_input_spec(416, 416)},         // tall: padding on the right
+      {1920, 1080, blazeface_input_spec(128)},        // NHWC RGB, centred
+      {1280, 720, ultralytics_input_spec(640, 640)},  // NCHW RGB, v / 255, centred
+      {98, 66, yolox_input_spec(128, 96)},            // upscaling
+      {416, 416, yolox_input_spec(416, 416)},         // identity size
   };
   for (const Geometry& g : geometries) {
     for (const PixelFormat format : {PixelFormat::kI420, PixelFormat::kNV12}) {
