@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # edgefuse detect, infer and bench on the real models in the assets folder (skips when absent).
-# Expects EDGEFUSE, MAKE_NPY, and EDGEFUSE_ASSETS_DIR or EDGEFUSE_DEFAULT_ASSETS_DIR (the CMake cache entry).
+# Expects EDGEFUSE, MAKE_NPY, REDRESS_YOLOX, and EDGEFUSE_ASSETS_DIR or EDGEFUSE_DEFAULT_ASSETS_DIR (the CMake cache entry).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -31,6 +31,16 @@ echo "not an image" >"$WORK_DIR/text.jpg"
 run_fails "cannot read image '$WORK_DIR/text.jpg'" "$EDGEFUSE" detect --model "$yolox" --image "$WORK_DIR/text.jpg"
 run_fails "BlazeFace input 'images'" "$EDGEFUSE" detect --model "$yolox" --image "$dog" --family blazeface
 run_fails "unknown detector family 'ssd'" "$EDGEFUSE" detect --model "$yolox" --image "$dog" --family ssd
+
+# YOLOv5 and YOLOv8 (YOLOX-nano re-dressed as each, tests/models/yolo_redress.h): recognised, and
+# the same objects found through their own preprocessing and decoding.
+for family in yolov5 yolov8; do
+  "$REDRESS_YOLOX" "$yolox" "$family" "$WORK_DIR/$family.onnx" || fail "redress_yolox $family failed"
+  run_ok "$EDGEFUSE" detect --model "$WORK_DIR/$family.onnx" --labels "$assets/models/coco.names" --image "$dog" --json
+  for text in "\"family\":\"$family\"" '"label":"dog"' '"label":"bicycle"'; do expect_output "$text"; done
+done
+run_fails "YOLOX output 'output0' is f32[1, 84, 3549]" "$EDGEFUSE" detect --model "$WORK_DIR/yolov8.onnx" --image "$dog" \
+  --family yolox
 
 run_ok "$EDGEFUSE" detect --model "$blazeface" --image "$person" --json --score 0.5
 expect_output '"family":"blazeface"'

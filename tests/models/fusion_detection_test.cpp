@@ -152,6 +152,7 @@ TEST_CASE("YOLOX-nano re-dressed as YOLOv5 and YOLOv8: fused and unfused detecti
                                    std::pair{RedressAs::kYolov8, DetectorFamily::kYolov8}}) {
     CAPTURE(family_name(family));
     const std::string bytes = redress_yolox_file(model_path, as);
+    REQUIRE_MESSAGE(!bytes.empty(), "cannot re-dress " << model_path.string());
     DetectorPair pair = make_pair([&] { return import_onnx_bytes(bytes, ""); }, family);
     MESSAGE(family_name(family), ": ", pair.nodes_before, " nodes, ", pair.nodes_after, " after fusion");
     CHECK(pair.nodes_after < pair.nodes_before);

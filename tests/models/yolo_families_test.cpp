@@ -42,7 +42,9 @@ std::shared_ptr<const Graph> redressed_graph(RedressAs as) {
   if (auto it = graphs.find(as); it != graphs.end()) return it->second;
   const std::filesystem::path yolox = find_asset("models/yolox_nano.onnx");
   if (yolox.empty()) return nullptr;
-  Result<std::shared_ptr<Graph>> graph = import_onnx_bytes(redress_yolox_file(yolox, as), "");
+  const std::string bytes = redress_yolox_file(yolox, as);
+  REQUIRE_MESSAGE(!bytes.empty(), "cannot re-dress " << yolox.string());
+  Result<std::shared_ptr<Graph>> graph = import_onnx_bytes(bytes, "");
   REQUIRE_MESSAGE(graph.is_ok(), graph.status().to_string());
   return graphs[as] = *graph;
 }

@@ -1,7 +1,5 @@
 #include "tests/models/yolo_redress.h"
 
-#include <doctest/doctest.h>
-
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -97,10 +95,9 @@ void grid_constants(std::vector<float>& grid, std::vector<float>& strides) {
 
 std::string redress_yolox(const std::string& yolox_bytes, RedressAs as) {
   onnx::ModelProto model;
-  REQUIRE(model.ParseFromString(yolox_bytes));
+  if (!model.ParseFromString(yolox_bytes)) return "";
   onnx::GraphProto& graph = *model.mutable_graph();
-  REQUIRE(graph.input_size() >= 1);
-  REQUIRE(graph.output_size() == 1);
+  if (graph.input_size() < 1 || graph.output_size() != 1) return "";
   const std::string yolox_input = graph.input(0).name();
   const std::string yolox_output = graph.output(0).name();
   const int64_t cells = yolo_cell_count(kSize, kSize);
@@ -159,8 +156,7 @@ std::string redress_yolox_file(const std::filesystem::path& yolox_model, Redress
   std::ifstream in(yolox_model, std::ios::binary);
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  REQUIRE_MESSAGE(in.good(), "cannot read " << yolox_model.string());
-  return redress_yolox(bytes.str(), as);
+  return in.good() ? redress_yolox(bytes.str(), as) : "";
 }
 
 }  // namespace edgefuse::test

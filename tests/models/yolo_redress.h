@@ -16,10 +16,10 @@ namespace edgefuse::test {
 
 enum class RedressAs { kYolov5, kYolov8 };
 
-// The serialized YOLOX-nano model (416 x 416, [1, 3549, 85]) re-dressed; an empty string (and a
-// failed check) when `yolox_bytes` is not that model.
+// The serialized YOLOX-nano model (416 x 416, one input, output [1, 3549, 85]) re-dressed; an empty
+// string when `yolox_bytes` is not such a model.
 std::string redress_yolox(const std::string& yolox_bytes, RedressAs as);
-// The same from the model's file.
+// The same from the model's file; an empty string when it cannot be read.
 std::string redress_yolox_file(const std::filesystem::path& yolox_model, RedressAs as);
 
 }  // namespace edgefuse::test
