@@ -2,7 +2,7 @@
 // thread count. Runs of the engines alternate (and swap order each round) so that a noisy,
 // shared machine slows them alike (bench_engines.h). Prints a Markdown table; see bench/RESULTS.md.
 //
-//   bench_models [--assets DIR] [--runs N] [--warmup N] [--threads 1,2]
+//   bench_models [--assets DIR] [--runs N] [--warmup N] [--threads 1,2] [--model FILE ...]
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -43,6 +43,11 @@ const cli::CommandSpec& bench_spec() {
               runs_option("50", "timed runs per engine"),
               warmup_option("5", "untimed runs per engine first"),
               thread_list_option("1,2"),
+              {.name = "model",
+               .value_name = "FILE",
+               .description = "time this model instead of the shared ones (repeatable; e.g. a YOLO-shaped network "
+                              "from tests/models' make_yolo_model)",
+               .repeatable = true},
           },
   };
   return spec;
@@ -128,12 +133,10 @@ std::string memory_row(const std::string& label, const Graph& eager, const Graph
   return text;
 }
 
-void bench_model(const BenchModel& model, const std::filesystem::path& assets, const std::vector<int>& thread_counts,
+void bench_model(const std::string& label, const std::string& path, const std::vector<int>& thread_counts,
                  int64_t warmup, int64_t runs) {
-  const std::string path = (assets / model.relative_path).string();
   auto all_rows = [&](const std::string& reason) {
-    for (int threads : thread_counts)
-      print_row(model.label, threads, {"n/a (" + reason + ")", "n/a", "n/a", "n/a", "n/a"});
+    for (int threads : thread_counts) print_row(label, threads, {"n/a (" + reason + ")", "n/a", "n/a", "n/a", "n/a"});
   };
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) return all_rows("model file " + path + " not found");
@@ -146,7 +149,7 @@ void bench_model(const BenchModel& model, const std::filesystem::path& assets, c
   Result<std::vector<PassReport>> passes = optimize_graph(*fused_graph);
   if (!passes.is_ok()) return all_rows(one_line(passes.status().message()));
 
-  memory_rows_.push_back(memory_row(model.label, **graph, *fused_graph, *inputs));
+  memory_rows_.push_back(memory_row(label, **graph, *fused_graph, *inputs));
 
   EdgefuseEngine fused(fused_graph, *inputs, ExecutorOptions{});
   EdgefuseEngine eager(*graph, *inputs, ExecutorOptions{.plan_memory = false});
@@ -154,7 +157,7 @@ void bench_model(const BenchModel& model, const std::filesystem::path& assets, c
   Engine* const engines[] = {&fused, &eager, &opencv};
   for (int threads : thread_counts) {
     const std::vector<Samples> r = measure_alternating(engines, threads, warmup, runs);
-    print_row(model.label, threads,
+    print_row(label, threads,
               {bench::latency_cell(r[0], 2), bench::latency_cell(r[1], 2), bench::latency_cell(r[2], 2),
                bench::median_ratio_cell(r[0], r[1]), bench::median_ratio_cell(r[0], r[2])});
     std::fflush(stdout);
@@ -182,7 +185,15 @@ int run(int argc, char** argv) {
   std::printf("fused: graph passes + planned arena; eager: imported graph, one buffer per tensor\n\n");
   std::printf("| model | threads | fused ms | eager ms | OpenCV DNN ms | fused / eager | fused / OpenCV |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
-  for (const BenchModel& model : kBenchModels) bench_model(model, assets, *thread_counts, warmup, runs);
+  const std::vector<std::string> given = parsed->all("model");
+  for (const std::string& path : given) {
+    bench_model(std::filesystem::path(path).filename().string(), path, *thread_counts, warmup, runs);
+  }
+  if (given.empty()) {
+    for (const BenchModel& model : kBenchModels) {
+      bench_model(model.label, (assets / model.relative_path).string(), *thread_counts, warmup, runs);
+    }
+  }
   std::printf(
       "\nmemory per inference (MB = 1e6 bytes), from the plans: activation bytes moved = each kernel's\n"
       "reads + writes of activations; eager buffers = one buffer per intermediate tensor\n\n");

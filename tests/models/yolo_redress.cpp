@@ -8,74 +8,13 @@
 #include <onnx/onnx_pb.h>
 
 #include "models/detect/yolo_grid.h"
+#include "tests/models/onnx_graph_editor.h"
 
 namespace edgefuse::test {
 namespace {
 
 constexpr int kSize = 416;
 constexpr int64_t kChannels = 85;
-
-class GraphEditor {
- public:
-  explicit GraphEditor(onnx::GraphProto& graph) : graph_(graph) {}
-
-  void floats(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& values) {
-    onnx::TensorProto* tensor = graph_.add_initializer();
-    tensor->set_name(name);
-    tensor->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) tensor->add_dims(d);
-    for (float v : values) tensor->add_float_data(v);
-  }
-  void ints(const std::string& name, const std::vector<int64_t>& values) {
-    onnx::TensorProto* tensor = graph_.add_initializer();
-    tensor->set_name(name);
-    tensor->set_data_type(onnx::TensorProto::INT64);
-    tensor->add_dims(static_cast<int64_t>(values.size()));
-    for (int64_t v : values) tensor->add_int64_data(v);
-  }
-  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output) {
-    onnx::NodeProto* node = graph_.add_node();
-    node->set_op_type(op);
-    node->set_name("redress_" + output);
-    for (const std::string& input : inputs) node->add_input(input);
-    node->add_output(output);
-    return node;
-  }
-  static void set_int(onnx::NodeProto* node, const std::string& name, int64_t value) {
-    onnx::AttributeProto* attribute = node->add_attribute();
-    attribute->set_name(name);
-    attribute->set_type(onnx::AttributeProto::INT);
-    attribute->set_i(value);
-  }
-  static void set_ints(onnx::NodeProto* node, const std::string& name, const std::vector<int64_t>& values) {
-    onnx::AttributeProto* attribute = node->add_attribute();
-    attribute->set_name(name);
-    attribute->set_type(onnx::AttributeProto::INTS);
-    for (int64_t v : values) attribute->add_ints(v);
-  }
-  // Channels [begin, end) of axis `axis` (opset 10+ Slice: bounds as inputs).
-  std::string slice(const std::string& input, int64_t begin, int64_t end, int64_t axis, const std::string& output) {
-    ints(output + "_starts", {begin});
-    ints(output + "_ends", {end});
-    ints(output + "_axes", {axis});
-    node("Slice", {input, output + "_starts", output + "_ends", output + "_axes"}, output);
-    return output;
-  }
-  std::string concat(const std::vector<std::string>& inputs, int64_t axis, const std::string& output) {
-    set_int(node("Concat", inputs, output), "axis", axis);
-    return output;
-  }
-
- private:
-  onnx::GraphProto& graph_;
-};
-
-void set_dims(onnx::ValueInfoProto* info, const std::vector<int64_t>& dims) {
-  onnx::TypeProto::Tensor* tensor = info->mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(onnx::TensorProto::FLOAT);
-  tensor->mutable_shape()->clear_dim();
-  for (int64_t d : dims) tensor->mutable_shape()->add_dim()->set_dim_value(d);
-}
 
 // Per cell (levels of strides 8, 16, 32 in order, rows within a level): its (gx, gy), and its stride.
 void grid_constants(std::vector<float>& grid, std::vector<float>& strides) {
@@ -142,12 +81,12 @@ std::string redress_yolox(const std::string& yolox_bytes, RedressAs as) {
       begin += level_cells;
     }
     edit.concat(levels, 1, "output0");
-    set_dims(output, {1, 3 * cells, kChannels});
+    GraphEditor::set_dims(output, {1, 3 * cells, kChannels});
   } else {
     edit.node("Mul", {objectness, classes}, "redress_scores");
     edit.concat({"redress_centres", "redress_sizes", "redress_scores"}, 2, "redress_predictions");
     GraphEditor::set_ints(edit.node("Transpose", {"redress_predictions"}, "output0"), "perm", {0, 2, 1});
-    set_dims(output, {1, kChannels - 1, cells});
+    GraphEditor::set_dims(output, {1, kChannels - 1, cells});
   }
   return model.SerializeAsString();
 }
