@@ -38,7 +38,7 @@ constexpr OpDef kOpTable[] = {
   {OpKind::kDiv,                "Div",                 2, 2,    1, 1, infer_broadcast,          reference_div,                cpu_binary},
   {OpKind::kPow,                "Pow",                 2, 2,    1, 1, infer_broadcast,          reference_pow,                cpu_binary},
   {OpKind::kPRelu,              "PRelu",               2, 2,    1, 1, infer_broadcast,          reference_prelu,              cpu_binary},
-  {OpKind::kSoftmax,            "Softmax",             1, 1,    1, 1, infer_softmax,            reference_softmax,            nullptr},
+  {OpKind::kSoftmax,            "Softmax",             1, 1,    1, 1, infer_softmax,            reference_softmax,            cpu_softmax},
   {OpKind::kReduceMean,         "ReduceMean",          1, 1,    1, 1, infer_reduce_mean,        reference_reduce_mean,        nullptr},
   {OpKind::kCast,               "Cast",                1, 1,    1, 1, infer_cast,               reference_cast,               nullptr},
   {OpKind::kConcat,             "Concat",              1, kMany, 1, 1, infer_concat,            reference_concat,             nullptr},

@@ -159,6 +159,10 @@ struct CpuKernelTable {
   // Nearest 2x upsampling of `rows` rows of `width` floats: dst row 2r and 2r + 1 are src row r
   // with each value twice.
   void (*upsample2x_f32)(const float* src, float* dst, int64_t rows, int64_t width);
+  // Softmax of `columns` adjacent groups of `length` values spaced `inner` apart (group c:
+  // in[c + k * inner], k < length); with inner == 1, one contiguous group (columns == 1).
+  // Columns at a time keep every loop contiguous: YOLOv8's DFL normalises 16 bins 4 x 8400 apart.
+  void (*softmax_f32)(const float* in, float* out, int64_t length, int64_t inner, int64_t columns);
 };
 
 // The table of the active level (active_cpu_isa()), and of a compiled one.
@@ -190,4 +194,5 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
                      int64_t cols);                                                                                   \
   void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* scratch);                               \
   void upsample2x_f32(const float* src, float* dst, int64_t rows, int64_t width);                                     \
+  void softmax_f32(const float* in, float* out, int64_t length, int64_t inner, int64_t columns);                      \
   }

@@ -64,6 +64,7 @@ EF_DECLARE_CPU(binary)  // optimised path for every binary op above, dispatched 
 // softmax.cpp, reduce.cpp, cast.cpp
 EF_DECLARE_INFER(softmax)
 EF_DECLARE_REFERENCE(softmax)
+EF_DECLARE_CPU(softmax)
 EF_DECLARE_INFER(reduce_mean)
 EF_DECLARE_REFERENCE(reduce_mean)
 EF_DECLARE_INFER(cast)

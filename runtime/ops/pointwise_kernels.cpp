@@ -1,5 +1,6 @@
-// The f32 loops of the pointwise unary and binary ops on one CPU ISA level (compiled once per
-// level, see cpu_kernel_table.h); unary_cpu.cpp and binary_cpu.cpp split the work and thread it.
+// The f32 loops of the pointwise unary and binary ops and of Softmax on one CPU ISA level (compiled
+// once per level, see cpu_kernel_table.h); unary_cpu.cpp, binary_cpu.cpp and softmax.cpp split the
+// work and thread it.
 // Loops are branch-free so GCC vectorises them; sigmoid and exp use the vectorisable f32 exp of
 // vector_math.h (within 2 ulp), tanh and pow call the C library.
 #include <algorithm>
@@ -87,6 +88,48 @@ void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int
       return zip(a, stride_a, b, stride_b, out, count, [](float x, float slope) { return x < 0.0f ? slope * x : x; });
     default:
       return;  // binary_cpu.cpp only passes the ops above
+  }
+}
+
+void softmax_f32(const float* in, float* out, int64_t length, int64_t inner, int64_t columns) {
+  if (inner == 1) {  // one contiguous group
+    float max_value = in[0];
+    for (int64_t k = 1; k < length; ++k) max_value = std::max(max_value, in[k]);
+    float sum = 0;
+    for (int64_t k = 0; k < length; ++k) {
+      out[k] = vector_math::exp_f32(in[k] - max_value);
+      sum += out[k];
+    }
+    const float scale = 1.0f / sum;
+    for (int64_t k = 0; k < length; ++k) out[k] *= scale;
+    return;
+  }
+  // Columns in blocks whose running max and sum stay in L1 beside the rows being read.
+  constexpr int64_t kBlock = 256;
+  float max_value[kBlock], scale[kBlock];
+  for (int64_t c0 = 0; c0 < columns; c0 += kBlock) {
+    const int64_t width = std::min(kBlock, columns - c0);
+    const float* x = in + c0;
+    float* y = out + c0;
+    std::copy(x, x + width, max_value);
+    for (int64_t k = 1; k < length; ++k) {
+      const float* row = x + k * inner;
+      for (int64_t c = 0; c < width; ++c) max_value[c] = std::max(max_value[c], row[c]);
+    }
+    std::fill(scale, scale + width, 0.0f);
+    for (int64_t k = 0; k < length; ++k) {
+      const float* row = x + k * inner;
+      float* out_row = y + k * inner;
+      for (int64_t c = 0; c < width; ++c) {
+        out_row[c] = vector_math::exp_f32(row[c] - max_value[c]);
+        scale[c] += out_row[c];
+      }
+    }
+    for (int64_t c = 0; c < width; ++c) scale[c] = 1.0f / scale[c];
+    for (int64_t k = 0; k < length; ++k) {
+      float* out_row = y + k * inner;
+      for (int64_t c = 0; c < width; ++c) out_row[c] *= scale[c];
+    }
   }
 }
 

@@ -525,3 +525,38 @@ TEST_CASE("isa dispatch: 2x upsampling on every supported level duplicates each 
     }
   }
 }
+
+TEST_CASE("isa dispatch: Softmax on every supported level matches the reference, contiguous and strided") {
+  ActiveIsaGuard guard;
+  ThreadPool pool(2);
+  struct SoftmaxCase {
+    Shape shape;
+    int64_t axis;
+    bool legacy;
+  };
+  // Last axis (contiguous groups, 1000 long like a classifier's); YOLOv8's DFL ([1, 16, 4, cells]
+  // over axis 1: groups 4 x cells apart, in blocks of columns with a ragged end); a middle axis of
+  // several outer slices; opset-11 flattening.
+  const SoftmaxCase cases[] = {
+      {{3, 1000}, -1, false}, {{1, 16, 4, 1029}, 1, false}, {{2, 7, 5, 33}, 1, false}, {{2, 3, 4, 5}, 1, true}};
+  std::mt19937 rng(41);
+  for (const SoftmaxCase& c : cases) {
+    // Logits up to +-30: large enough that a missing max subtraction would overflow exp's sum.
+    const Tensor x = random_tensor(DType::kF32, c.shape, rng, -30.0, 30.0);
+    Node node = make_node(OpKind::kSoftmax, 1);
+    node.attrs.set("axis", c.axis);
+    if (c.legacy) node.attrs.set("legacy_flatten", int64_t{1});
+    auto expected = run_op(node, {&x}, true);
+    REQUIRE(expected.is_ok());
+    for (CpuIsa isa : supported_isas()) {
+      REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+      INFO(shape_to_string(c.shape), " axis ", c.axis, c.legacy ? " legacy" : "", " isa ", cpu_isa_name(isa));
+      auto actual = run_op(node, {&x}, false, &pool);
+      REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
+      const ErrorStats error = compare_tensors(actual->at(0), expected->at(0));
+      CHECK_MESSAGE(error.relative_l2 <= 1e-6, error.to_string());
+      CHECK_MESSAGE(error.max_abs <= 1e-6, error.to_string());
+      CHECK(error.mismatched_nan == 0);
+    }
+  }
+}
