@@ -25,24 +25,27 @@
 #include "tests/fusion/fusion_test_graphs.h"
 #include "tests/gpu/gpu_op_cases.h"
 #include "tests/gpu/grid_rows.h"
+#include "tests/models/yolo_architectures.h"
 #include "tests/support/assets.h"
 #include "tests/support/numerics.h"
 
 namespace edgefuse::test {
 namespace {
 
-std::shared_ptr<const Graph> fused_model(const std::filesystem::path& path) {
-  Result<std::shared_ptr<Graph>> graph = import_onnx_file(path.string());
+std::shared_ptr<const Graph> fused(Result<std::shared_ptr<Graph>> graph) {
   REQUIRE_MESSAGE(graph.is_ok(), graph.status().to_string());
   Result<std::vector<PassReport>> reports = optimize_graph(**graph, cuda_fusion_options());
   REQUIRE_MESSAGE(reports.is_ok(), reports.status().to_string());
   return *graph;
 }
 
+std::shared_ptr<const Graph> fused_model(const std::filesystem::path& path) {
+  return fused(import_onnx_file(path.string()));
+}
+
 // fp32: the emulated outputs within 1e-4 (relative L2) of the CPU executor's; fp16 storage: 1e-2.
-void check_model(const std::filesystem::path& path, bool fp16) {
-  INFO(path.filename().string(), fp16 ? " fp16" : " fp32");
-  const std::shared_ptr<const Graph> graph = fused_model(path);
+void check_graph(const std::string& name, const std::shared_ptr<const Graph>& graph, bool fp16) {
+  INFO(name, fp16 ? " fp16" : " fp32");
   std::mt19937 rng(5);
   const std::vector<Tensor> inputs = random_inputs_for(*graph, rng);
   const auto start = std::chrono::steady_clock::now();
@@ -51,9 +54,9 @@ void check_model(const std::filesystem::path& path, bool fp16) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   for (const std::string& line : lowered.describe_fallbacks(*graph)) MESSAGE("CPU fallback: ", line);
   CHECK(lowered.fallback_count() == 0);
-  MESSAGE(path.filename().string(), ": ", graph->nodes().size(), " nodes -> ", lowered.steps.size(), " GPU steps in ",
-          lowering_ms, " ms (plan and lower), arena ", lowered.plan.arena_bytes, " bytes, constants ",
-          lowered.constants.size(), " bytes");
+  MESSAGE(name, ": ", graph->nodes().size(), " nodes -> ", lowered.steps.size(), " GPU steps in ", lowering_ms,
+          " ms (plan and lower), arena ", lowered.plan.arena_bytes, " bytes, constants ", lowered.constants.size(),
+          " bytes");
 
   Result<Executor> cpu = Executor::create(graph, ExecutorOptions{});
   REQUIRE_MESSAGE(cpu.is_ok(), cpu.status().to_string());
@@ -65,9 +68,24 @@ void check_model(const std::filesystem::path& path, bool fp16) {
   check_gpu_outputs(*emulated, *expected, false, fp16 ? 1e-2 : 1e-4);
 }
 
+void check_model(const std::filesystem::path& path, bool fp16) {
+  check_graph(path.filename().string(), fused_model(path), fp16);
+}
+
 TEST_CASE("YOLOX-nano, fused, lowers to GPU kernels only and matches the CPU executor") {
   ASSET_OR_SKIP(path, "models/yolox_nano.onnx");
   check_model(path, false);  // fp16 is checked on real images below: noise inputs are far out of range
+}
+
+TEST_CASE("YOLOv5- and YOLOv8-shaped networks, fused, lower to GPU kernels only and match the CPU executor") {
+  // Their heads' ops (rank-5 views and transposes, Pow, the DFL's Softmax over a middle axis) have
+  // GPU kernels too (tests/models/yolo_architectures.h; small, random weights).
+  for (const YoloHead head : {YoloHead::kYolov5, YoloHead::kYolov8}) {
+    const std::string name = head == YoloHead::kYolov5 ? "YOLOv5-shaped" : "YOLOv8-shaped";
+    const std::shared_ptr<const Graph> graph = fused(import_onnx_bytes(build_yolo_model(small_yolo(head)).bytes, ""));
+    check_graph(name, graph, false);
+    check_graph(name, graph, true);
+  }
 }
 
 TEST_CASE("YOLOX-nano in fp16 storage: every Conv GEMM but the stem, which reads the image, may use tensor cores") {

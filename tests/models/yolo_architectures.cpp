@@ -270,6 +270,17 @@ YoloArchitecture yolov8n(int size) {
   return a;
 }
 
+YoloArchitecture small_yolo(YoloHead head) {
+  YoloArchitecture a;
+  a.head = head;
+  a.size = 128;
+  a.classes = 3;
+  a.widths = {8, 16, 16, 32, 32};
+  a.depths = {1, 1, 1, 1};
+  a.seed = 8;
+  return a;
+}
+
 YoloModel build_yolo_model(const YoloArchitecture& architecture) {
   onnx::ModelProto model;
   model.set_ir_version(7);

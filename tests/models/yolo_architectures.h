@@ -30,6 +30,8 @@ struct YoloArchitecture {
 // yolov5n and yolov8n (depth multiple 0.33, width multiple 0.25), 80 classes.
 YoloArchitecture yolov5n(int size = 640);
 YoloArchitecture yolov8n(int size = 640);
+// For tests: 128 x 128, 3 classes, narrow (8 to 32 channels) and one block deep.
+YoloArchitecture small_yolo(YoloHead head);
 
 struct YoloModel {
   std::string bytes;  // serialized ONNX, opset 13: input "images" [1, 3, S, S], output "output0"

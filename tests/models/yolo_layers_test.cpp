@@ -28,29 +28,16 @@ using namespace edgefuse::test;
 
 namespace {
 
-constexpr int kSize = 128;
-constexpr int kClasses = 3;
-
 std::map<std::string, int> count_ops(const Graph& graph) {
   std::map<std::string, int> counts;
   for (const Node& node : graph.nodes()) ++counts[std::string(op_name(node.op))];
   return counts;
 }
 
-// The family's network at 128 x 128, narrow and one block deep.
-YoloModel small_yolo(DetectorFamily family) {
-  YoloArchitecture architecture;
-  architecture.head = family == DetectorFamily::kYolov8 ? YoloHead::kYolov8 : YoloHead::kYolov5;
-  architecture.size = kSize;
-  architecture.classes = kClasses;
-  architecture.widths = {8, 16, 16, 32, 32};
-  architecture.depths = {1, 1, 1, 1};
-  architecture.seed = 8;
-  return build_yolo_model(architecture);
-}
-
 void check_small_yolo(DetectorFamily family) {
-  const YoloModel model = small_yolo(family);
+  const YoloArchitecture architecture =
+      small_yolo(family == DetectorFamily::kYolov8 ? YoloHead::kYolov8 : YoloHead::kYolov5);
+  const YoloModel model = build_yolo_model(architecture);
   const std::string& bytes = model.bytes;
   Result<std::shared_ptr<Graph>> imported = import_onnx_bytes(bytes, "");
   REQUIRE_MESSAGE(imported.is_ok(), imported.status().to_string());
@@ -59,7 +46,7 @@ void check_small_yolo(DetectorFamily family) {
   LoadedModel reference{*imported, "", opencv, ""};
 
   std::mt19937 rng(80);
-  const Tensor input = random_tensor(DType::kF32, {1, 3, kSize, kSize}, rng, 0.0, 1.0);
+  const Tensor input = random_tensor(DType::kF32, {1, 3, architecture.size, architecture.size}, rng, 0.0, 1.0);
   const std::vector<Tensor> expected = run_opencv(reference, input);
   REQUIRE(expected.size() == 1);
 
@@ -108,7 +95,7 @@ void check_small_yolo(DetectorFamily family) {
   CHECK(!detections->empty());  // sigmoid-ed random logits: some pass
   for (const Detection& d : *detections) {
     CHECK(d.score >= 0.25f);
-    CHECK(d.class_id < kClasses);
+    CHECK(d.class_id < architecture.classes);
     CHECK(d.box.x1 >= 0);
     CHECK(d.box.x2 <= 160);
     CHECK(d.box.y2 <= 96);
