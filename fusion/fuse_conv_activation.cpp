@@ -11,6 +11,10 @@
 // the activation (for Mul(y, gate(y)): only by that gate and that Mul, and the gate's output only
 // by the Mul and not a graph output); Clip's present bounds are f32 one-element initializers.
 // The Conv then writes the activation's output value (same shape and dtype by construction).
+//
+// fuse_conv_activation_after_transposes does the same for the Convs that write channels-last
+// (fold_transpose_into_conv_output), whose activation followed the Transpose that pass folded:
+// YOLOv5's heads apply their Sigmoid to the transposed output.
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -20,6 +24,7 @@
 
 #include "fusion/graph_edit.h"
 #include "fusion/passes.h"
+#include "runtime/ops/conv_problem.h"
 
 namespace edgefuse::fusion {
 
@@ -175,12 +180,15 @@ std::optional<Match> match_activation(const Graph& graph, const std::vector<std:
 
 }  // namespace
 
-Status fuse_conv_activation(Graph& graph, PassReport& report) {
+namespace {
+
+Status fuse_activations(Graph& graph, PassReport& report, bool channels_last_outputs_only) {
   const std::vector<std::vector<NodeId>> consumers = value_consumers(graph);
   std::vector<bool> dead(graph.nodes().size(), false);
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
     const Node& conv = graph.nodes()[n];
     if (conv.op != OpKind::kConv || conv.attrs.has("fused_activation")) continue;
+    if (channels_last_outputs_only && !conv.attrs.has(kConvOutputChannelsLast)) continue;
     const ValueId y = conv.outputs[0];
     if (graph.value(y).desc.dtype != DType::kF32 || is_graph_output(graph, y)) continue;
     std::optional<Match> match = match_activation(graph, consumers, y);
@@ -203,6 +211,16 @@ Status fuse_conv_activation(Graph& graph, PassReport& report) {
   }
   if (report.changes > 0) compact(graph, dead);
   return Status::ok();
+}
+
+}  // namespace
+
+Status fuse_conv_activation(Graph& graph, PassReport& report) {
+  return fuse_activations(graph, report, false);
+}
+
+Status fuse_conv_activation_after_transposes(Graph& graph, PassReport& report) {
+  return fuse_activations(graph, report, true);
 }
 
 }  // namespace edgefuse::fusion

@@ -26,7 +26,8 @@ struct PassEntry {
 // constant is folded away there), and merged with each other before one takes a Concat. Pointwise chains are fused
 // after the Conv epilogues, so they take only what those leave. A MaxPool is folded into a Conv's residual once the
 // residual is fused and trimmed of its zero padding (BlazeFace pads its pooled shortcut with zero channels). A
-// Transpose is folded into a Conv's output once every epilogue is on the Conv (the Transpose follows the activation).
+// Transpose is folded into a Conv's output once every epilogue is on the Conv (the Transpose follows the activation);
+// an activation that follows the Transpose (YOLOv5's Sigmoid) is fused after it.
 // The SPP MaxPool cascade is independent of the rest.
 constexpr PassEntry kPasses[] = {
     {"eliminate_identity", fusion::eliminate_identity},
@@ -42,6 +43,8 @@ constexpr PassEntry kPasses[] = {
     {"trim_zero_padded_residuals", fusion::trim_zero_padded_residuals},
     {"fold_max_pool_into_conv_residual", fusion::fold_max_pool_into_conv_residual, &FusionOptions::pooled_residuals},
     {"fold_transpose_into_conv_output", fusion::fold_transpose_into_conv_output, &FusionOptions::output_transposes},
+    {"fuse_conv_activation_after_transposes", fusion::fuse_conv_activation_after_transposes,
+     &FusionOptions::output_transposes},
     {"fuse_pointwise_chains", fusion::fuse_pointwise_chains},
     {"cascade_spp_maxpools", fusion::cascade_spp_maxpools},
 };

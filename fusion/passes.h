@@ -34,6 +34,8 @@ Status trim_zero_padded_residuals(Graph& graph, PassReport& report);
 Status fold_max_pool_into_conv_residual(Graph& graph, PassReport& report);
 // Lets a 1x1 Conv whose output only a Transpose to channels-last reads write that Transpose's output.
 Status fold_transpose_into_conv_output(Graph& graph, PassReport& report);
+// fuse_conv_activation for the Convs that now write channels-last, whose activation followed the Transpose.
+Status fuse_conv_activation_after_transposes(Graph& graph, PassReport& report);
 // Fuses runs of pointwise ops (each reading the previous output) into one PointwiseChain node.
 Status fuse_pointwise_chains(Graph& graph, PassReport& report);
 // Chains parallel same-padded stride-1 MaxPools of one input (SPP) so each reads the smaller one.

@@ -46,6 +46,12 @@ Result<ConvProblem> conv_problem(const Node& node, std::span<const Tensor* const
   if (p.output_channels_last && inputs.size() > 3 && inputs[3] != nullptr) {
     return invalid_model(kConvOutputChannelsLast, " is set with a fused residual (input 3); not supported");
   }
+  p.output_channel_groups = node.attrs.get_int(kConvOutputChannelGroups, 1);
+  if (p.output_channel_groups < 1 || (p.output_channel_groups > 1 && !p.output_channels_last) ||
+      w.dim(0) % p.output_channel_groups != 0) {
+    return invalid_model(kConvOutputChannelGroups, " is ", p.output_channel_groups, ", expected a divisor of the ",
+                         w.dim(0), " output channels, and above 1 only with ", kConvOutputChannelsLast);
+  }
   const int64_t channel_axis = p.channels_last ? x.rank() - 1 : 1;
   p.batch = x.dim(0);
   p.in_channels = x.dim(channel_axis);
@@ -84,10 +90,12 @@ Status infer_conv(const Node& node, std::span<const Tensor* const> inputs, std::
   Shape shape = {p.batch, p.out_channels};
   shape.insert(shape.end(), p.geometry.output.begin(), p.geometry.output.end());
   if (p.output_channels_last) {
-    // [N, output..., M] (conv_problem refused a residual with it).
-    shape.erase(shape.begin() + 1);
-    shape.push_back(p.out_channels);
-    outputs.assign(1, TensorDesc{inputs[0]->dtype(), std::move(shape)});
+    // [N, output..., M], or [N, A, output..., M / A] (conv_problem refused a residual with it).
+    Shape last = {p.batch};
+    if (p.output_channel_groups > 1) last.push_back(p.output_channel_groups);
+    for (int64_t d : p.geometry.output) last.push_back(d);
+    last.push_back(p.out_channels / p.output_channel_groups);
+    outputs.assign(1, TensorDesc{inputs[0]->dtype(), std::move(last)});
     return Status::ok();
   }
   // Input 3, the fused residual (set by the fuser's fuse_conv_add or fuse_conv_activation_add):
@@ -149,17 +157,22 @@ Status reference_conv(const KernelArgs& args) {
   const int64_t in_image = p.in_channels * g.input[0] * g.input[1] * g.input[2];
   const int64_t channel_stride = p.input_channel_stride(), position_stride = p.input_position_stride();
   const int64_t kernel_volume = g.kernel[0] * g.kernel[1] * g.kernel[2];
-  // Output (n, m, position): NCHW, or channels-last (kConvOutputChannelsLast).
+  // Output (n, m, position): NCHW, or channels-last (kConvOutputChannelsLast) within each of the
+  // groups of channels (kConvOutputChannelGroups; one group: [N, output..., M]).
   const int64_t output_positions = g.output[0] * g.output[1] * g.output[2];
-  const int64_t out_channel_stride = p.output_channels_last ? 1 : output_positions;
-  const int64_t out_position_stride = p.output_channels_last ? p.out_channels : 1;
+  const int64_t group_channels = p.out_channels / p.output_channel_groups;
+  const auto out_channel_offset = [&](int64_t m) {
+    if (!p.output_channels_last) return m * output_positions;
+    return m / group_channels * output_positions * group_channels + m % group_channels;
+  };
+  const int64_t out_position_stride = p.output_channels_last ? group_channels : 1;
   for (int64_t n = 0; n < p.batch; ++n) {
     for (int64_t m = 0; m < p.out_channels; ++m) {
       const int64_t first_channel = (m / mg) * cg;
       // Channels past the residual's take none.
       const float* residual =
           m < residual_channels ? residual_data + (n * residual_channels + m) * residual_plane : nullptr;
-      float* y_channel = y + n * p.out_channels * output_positions + m * out_channel_stride;
+      float* y_channel = y + n * p.out_channels * output_positions + out_channel_offset(m);
       for (int64_t oz = 0; oz < g.output[0]; ++oz) {
         for (int64_t oy = 0; oy < g.output[1]; ++oy) {
           for (int64_t ox = 0; ox < g.output[2]; ++ox) {

@@ -43,6 +43,7 @@ Conv2d conv2d_shape(const ConvProblem& p, const ConvEpilogue& epilogue, std::spa
   c.residual_begin = 0;
   c.residual_pooled = p.residual_pooled;
   c.output_channels_last = p.output_channels_last;
+  c.output_channel_groups = p.output_channel_groups;
   c.epilogue = epilogue;
   return c;
 }

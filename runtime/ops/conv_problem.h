@@ -24,7 +24,10 @@ namespace edgefuse {
 // pooled tensor is never stored.
 // With fused_output_channels_last = 1 (the fuser's fold_transpose_into_conv_output, for a Conv
 // whose output a Transpose moved channels last), Y is [N, output..., M]: the Transpose's output,
-// written without the NCHW copy. No fused residual then.
+// written without the NCHW copy. No fused residual then. With fused_output_channel_groups = A > 1
+// as well (for a Conv whose channels a Reshape split into A groups of K = M / A before the
+// Transpose moved K last, as YOLOv5's heads do), Y is [N, A, output..., K]: channels-last within
+// each group.
 struct ConvProblem {
   int64_t batch = 0;
   int64_t in_channels = 0;   // C
@@ -32,7 +35,8 @@ struct ConvProblem {
   int64_t group = 1;
   bool channels_last = false;         // X is [N, spatial..., C]
   bool residual_pooled = false;       // input 3 is read through a 2 x 2, stride 2 max pool
-  bool output_channels_last = false;  // Y is [N, output..., M]
+  bool output_channels_last = false;  // Y is [N, output..., M], or by groups (below)
+  int64_t output_channel_groups = 1;  // A: with output_channels_last, Y is [N, A, output..., M / A]
   WindowGeometry geometry;
 
   int64_t in_channels_per_group() const { return in_channels / group; }
@@ -52,6 +56,8 @@ struct ConvProblem {
 inline constexpr const char* kConvInputChannelsLast = "fused_input_channels_last";
 // The attribute that makes a Conv write its output channels-last (see above).
 inline constexpr const char* kConvOutputChannelsLast = "fused_output_channels_last";
+// The attribute that splits a channels-last output into groups of channels (see above).
+inline constexpr const char* kConvOutputChannelGroups = "fused_output_channel_groups";
 // The attribute that makes a Conv read its residual through a 2 x 2 max pool (see above); its one
 // value is the window's size and stride, 2.
 inline constexpr const char* kConvResidualMaxPool = "fused_residual_max_pool";

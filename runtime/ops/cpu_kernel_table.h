@@ -57,9 +57,11 @@ struct Conv2d {
   // (kConvResidualMaxPool): only the 1x1 GEMM paths take it, each pooling the rows it needs
   // into a buffer it points `residual` at (with_pooled_residual_rows).
   bool residual_pooled;
-  // Y channels-last ([N, H, W, M], ConvProblem::output_channels_last): only the 1x1 path writes
-  // it (each task's block computed channels-first into a buffer, then transposed into y).
+  // Y channels-last ([N, H, W, M], ConvProblem::output_channels_last), or by groups of channels
+  // ([N, A, H, W, M / A], A = output_channel_groups): only the 1x1 path writes it (each task's block
+  // computed channels-first into a buffer, then transposed into y a group at a time).
   bool output_channels_last;
+  int64_t output_channel_groups;
   float* y;
   ConvEpilogue epilogue;  // applied to each output block while it is still in cache
 };

@@ -99,6 +99,83 @@ TEST_CASE("fold_transpose_into_conv_output: heads of awkward sizes write channel
   check_head({.channels = 24, .out_channels = 50, .height = 16, .width = 16});
 }
 
+// x -> 3x3 Conv -> 1x1 Conv to groups x values channels -> Reshape to [N, groups, values, H, W]
+// -> Transpose moving the values last (perm) -> Sigmoid -> graph output: YOLOv5's head. Fused, the
+// 1x1 Conv writes the Transpose's output with the Sigmoid as its epilogue.
+Graph grouped_head_graph(const Head& h, int64_t groups, const std::vector<int64_t>& order, std::mt19937& rng) {
+  GraphMaker m;
+  const ValueId x = m.input({h.batch, h.channels, h.height, h.width});
+  const ValueId features = m.node(OpKind::kConv, {x, m.random_constant({h.channels, h.channels, 3, 3}, rng, -0.3, 0.3)},
+                                  same_padded_conv_attrs(3));
+  const ValueId y = m.node(
+      OpKind::kConv,
+      {features, m.random_constant({h.out_channels, h.channels, 1, 1}, rng), m.random_constant({h.out_channels}, rng)},
+      same_padded_conv_attrs(1));
+  const ValueId shape = m.constant(
+      Tensor::from_vector(Shape{5}, std::vector<int64_t>{h.batch, groups, h.out_channels / groups, h.height, h.width}));
+  m.output(m.node(OpKind::kSigmoid, {m.node(OpKind::kTranspose, {m.node(OpKind::kReshape, {y, shape})}, perm(order))}));
+  return m.graph();
+}
+
+TEST_CASE("fold_transpose_into_conv_output: YOLOv5's heads write channels-last by groups of channels") {
+  struct Case {
+    Head head;
+    int64_t groups;
+  };
+  // YOLOv5's 3 anchors of 85 values (a tile's rows straddle the groups), of 8, and 2 of 17 in batch 2.
+  for (const Case& c : {Case{{.channels = 16, .out_channels = 255, .height = 10, .width = 12}, 3},
+                        Case{{.channels = 8, .out_channels = 24, .height = 13, .width = 13}, 3},
+                        Case{{.channels = 12, .out_channels = 34, .height = 7, .width = 9, .batch = 2}, 2}}) {
+    CAPTURE(c.head.out_channels);
+    CAPTURE(c.groups);
+    std::mt19937 rng(54);
+    const Graph graph = grouped_head_graph(c.head, c.groups, {0, 1, 3, 4, 2}, rng);
+    Graph fused = graph;
+    CHECK(changes_of(optimize_checked(fused)) == 1);
+    CHECK(count_nodes(fused, OpKind::kTranspose) == 0);
+    CHECK(count_nodes(fused, OpKind::kReshape) == 0);
+    // The Sigmoid after the Transpose is the Conv's epilogue now (fuse_conv_activation_after_transposes).
+    CHECK(count_nodes(fused, OpKind::kSigmoid) == 0);
+    CHECK(pass_changes(optimize_checked(fused = graph), "fuse_conv_activation_after_transposes") == 1);
+    const Node& head = fused.nodes().back();
+    REQUIRE(head.op == OpKind::kConv);
+    CHECK(head.attrs.get_int(kConvOutputChannelsLast, 0) == 1);
+    CHECK(head.attrs.get_int(kConvOutputChannelGroups, 0) == c.groups);
+    CHECK(head.attrs.get_string("fused_activation", "") == "sigmoid");
+
+    std::mt19937 input_rng(55);
+    const std::vector<Tensor> inputs = random_inputs_for(graph, input_rng);
+    const std::vector<Tensor> expected = run_graph(graph, inputs, true);
+    CHECK(max_relative_l2(run_graph(fused, inputs, true), expected) <= kFusionTolerance);
+    for (int threads : {1, 2}) {
+      CAPTURE(threads);
+      MemoryPlan plan;
+      CHECK(max_relative_l2(run_planned(fused, inputs, threads, &plan), expected) <= kFusionTolerance);
+      CHECK(plan.descs[static_cast<size_t>(head.outputs[0])].shape ==
+            Shape{c.head.batch, c.groups, c.head.height, c.head.width, c.head.out_channels / c.groups});
+      CHECK(verify_memory_plan(fused, plan).is_ok());
+    }
+  }
+}
+
+TEST_CASE("fold_transpose_into_conv_output leaves Reshapes that are not a split of the channels alone") {
+  std::mt19937 rng(56);
+  const Head h{.channels = 8, .out_channels = 24, .height = 6, .width = 6};
+  // Another permutation after the split.
+  Graph other_order = grouped_head_graph(h, 3, {0, 1, 4, 3, 2}, rng);
+  CHECK(changes_of(optimize_checked(other_order)) == 0);
+  CHECK(count_nodes(other_order, OpKind::kTranspose) == 1);
+  // A Reshape that does not split the channels: [N, M, H, W] -> [N, 2, M, H / 2, W].
+  GraphMaker m;
+  const ValueId x = m.input({1, 8, 6, 6});
+  const ValueId y = m.node(OpKind::kConv, {x, m.random_constant({24, 8, 1, 1}, rng)}, same_padded_conv_attrs(1));
+  const ValueId shape = m.constant(Tensor::from_vector(Shape{5}, std::vector<int64_t>{1, 2, 24, 3, 6}));
+  m.output(m.node(OpKind::kTranspose, {m.node(OpKind::kReshape, {y, shape})}, perm({0, 1, 3, 4, 2})));
+  Graph rows_split = m.graph();
+  CHECK(changes_of(optimize_checked(rows_split)) == 0);
+  CHECK(fused_error(rows_split, m.graph(), 57) <= kFusionTolerance);
+}
+
 TEST_CASE("fold_transpose_into_conv_output leaves other Transposes and Convs alone") {
   std::mt19937 rng(52);
   GraphMaker m;
