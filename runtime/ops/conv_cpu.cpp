@@ -156,19 +156,22 @@ void run_pointwise(const Conv2d& c, const CpuKernelTable& kernels, ThreadPool* p
         kernels.conv_pointwise_block(pooled, n, g, row_begin, row_end, column_begin, column_end, y, c.output_plane,
                                      panel);
       } else if (c.output_channels_last) {
-        // The block channels-first into a buffer that stays in cache, then transposed into its
-        // positions' rows of Y ([N, H, W, M], or [N, A, H, W, K] a group of K channels at a time;
-        // Conv group 1).
-        const int64_t rows = row_end - row_begin, columns = column_end - column_begin;
-        float* const block = grown_to(block_buffer, rows * columns);
-        kernels.conv_pointwise_block(c, n, g, row_begin, row_end, column_begin, column_end, block, columns, panel);
+        // A panel's columns at a time, channels-first into a buffer that stays in L1, then
+        // transposed into their positions' rows of Y ([N, H, W, M], or [N, A, H, W, K] a group of K
+        // channels at a time; Conv group 1).
+        const int64_t rows = row_end - row_begin;
+        float* const block = grown_to(block_buffer, rows * kGemmPanelColumns);
         const int64_t k = c.out_channels / c.output_channel_groups;
-        for (int64_t m = row_begin; m < row_end;) {
-          const int64_t a = m / k, segment_end = std::min(row_end, (a + 1) * k);
-          float* const group_y = c.y + ((n * c.output_channel_groups + a) * c.output_plane + column_begin) * k;
-          kernels.transpose_f32(block + (m - row_begin) * columns, columns, group_y + (m - a * k), k, columns,
-                                segment_end - m);
-          m = segment_end;
+        for (int64_t p0 = column_begin; p0 < column_end; p0 += kGemmPanelColumns) {
+          const int64_t columns = std::min(kGemmPanelColumns, column_end - p0);
+          kernels.conv_pointwise_block(c, n, g, row_begin, row_end, p0, p0 + columns, block, columns, panel);
+          for (int64_t m = row_begin; m < row_end;) {
+            const int64_t a = m / k, segment_end = std::min(row_end, (a + 1) * k);
+            float* const group_y = c.y + ((n * c.output_channel_groups + a) * c.output_plane + p0) * k;
+            kernels.transpose_f32(block + (m - row_begin) * columns, columns, group_y + (m - a * k), k, columns,
+                                  segment_end - m);
+            m = segment_end;
+          }
         }
       } else {
         kernels.conv_pointwise_block(c, n, g, row_begin, row_end, column_begin, column_end, y, c.output_plane, panel);
