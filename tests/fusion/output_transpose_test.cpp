@@ -2,9 +2,10 @@
 // channels-last reads writes the Transpose's output itself (kConvOutputChannelsLast), and the
 // memory plan's views of graph outputs (PlanOptions::output_views): a detection head's
 // Conv -> Transpose -> Reshape -> graph output becomes one Conv writing into the output's storage.
-// Heads of awkward sizes (1, 6, 17 and 50 channels, 13 x 13 and 7 x 9 positions, batch 2) on the
+// Heads of awkward sizes (1, 6, 17, 50 and 64 channels, 13 x 13 to 47 x 45 positions, batch 2) on the
 // optimised kernels on 1 and 2 threads and on the reference kernels, each against the unfused
-// graph; Convs and Transposes the pass must leave alone; Reshapes whose input must stay in the arena.
+// graph; YOLOv5's heads (Reshape into anchors, Transpose, Sigmoid) by groups of channels; Convs,
+// Transposes and Reshapes the pass must leave alone; Reshapes whose input must stay in the arena.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -97,6 +98,9 @@ TEST_CASE("fold_transpose_into_conv_output: heads of awkward sizes write channel
   check_head({.channels = 12, .out_channels = 17, .height = 13, .width = 13, .batch = 2});
   // More output channels than a row block and than a tile's columns; 2 threads split the rows.
   check_head({.channels = 24, .out_channels = 50, .height = 16, .width = 16});
+  // A block above kChannelsLastBlockFloats (conv_cpu.cpp): computed and transposed a panel of
+  // columns at a time, the last panel partial.
+  check_head({.channels = 8, .out_channels = 64, .height = 47, .width = 45});
 }
 
 // x -> 3x3 Conv -> 1x1 Conv to groups x values channels -> Reshape to [N, groups, values, H, W]
@@ -122,8 +126,10 @@ TEST_CASE("fold_transpose_into_conv_output: YOLOv5's heads write channels-last b
     Head head;
     int64_t groups;
   };
-  // YOLOv5's 3 anchors of 85 values (a tile's rows straddle the groups), of 8, and 2 of 17 in batch 2.
+  // YOLOv5's 3 anchors of 85 values (a tile's rows straddle the groups; at 40 x 41 in panels of
+  // columns, conv_cpu.cpp's kChannelsLastBlockFloats), of 8, and 2 of 17 in batch 2.
   for (const Case& c : {Case{{.channels = 16, .out_channels = 255, .height = 10, .width = 12}, 3},
+                        Case{{.channels = 16, .out_channels = 255, .height = 40, .width = 41}, 3},
                         Case{{.channels = 8, .out_channels = 24, .height = 13, .width = 13}, 3},
                         Case{{.channels = 12, .out_channels = 34, .height = 7, .width = 9, .batch = 2}, 2}}) {
     CAPTURE(c.head.out_channels);
