@@ -1,11 +1,14 @@
 #include "tests/models/model_fixtures.h"
 
+#include <doctest/doctest.h>
+
 #include <map>
 #include <span>
 
 #include <opencv2/imgcodecs.hpp>
 
 #include "models/detect/blazeface_decode.h"
+#include "models/detect/labels.h"
 #include "models/detect/letterbox.h"
 #include "models/detect/nms.h"
 #include "models/detect/yolox_decode.h"
@@ -106,6 +109,34 @@ std::vector<Detection> reference_blazeface_detections(LoadedModel& model, const 
   detections = nms_class_agnostic(std::move(detections), iou_threshold, 300);
   unletterbox(detections, input.letterbox, image.cols, image.rows);
   return detections;
+}
+
+const std::vector<PhotoObjects>& coco_photo_objects() {
+  static const std::vector<PhotoObjects> photos = {
+      {"data/images/dog.jpg", {"dog", "bicycle", "car|truck"}},
+      {"data/images/person.jpg", {"person", "dog", "horse"}},
+      {"data/images/giraffe.jpg", {"giraffe", "zebra"}},
+      {"data/images/horses.jpg", {"horse"}, 3},
+  };
+  return photos;
+}
+
+std::multiset<std::string> class_names(const std::vector<Detection>& detections,
+                                       const std::vector<std::string>& labels) {
+  std::multiset<std::string> names;
+  for (const Detection& d : detections) names.insert(label_for(labels, d.class_id));
+  return names;
+}
+
+void check_photo_objects(const std::multiset<std::string>& names, const PhotoObjects& photo) {
+  for (const std::string& wanted : photo.must_contain) {
+    const size_t bar = wanted.find('|');
+    const bool present = bar == std::string::npos
+                             ? names.count(wanted) > 0
+                             : names.count(wanted.substr(0, bar)) + names.count(wanted.substr(bar + 1)) > 0;
+    CHECK_MESSAGE(present, wanted << " not detected in " << photo.file);
+  }
+  CHECK(static_cast<int>(names.count("horse")) >= photo.min_horses);
 }
 
 }  // namespace edgefuse::test

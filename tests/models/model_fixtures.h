@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,5 +41,21 @@ std::vector<Detection> reference_yolox_detections(LoadedModel& model, const Prep
                                                   const cv::Mat& image, float score_threshold, float iou_threshold);
 std::vector<Detection> reference_blazeface_detections(LoadedModel& model, const PreprocessedImage& input,
                                                       const cv::Mat& image, float score_threshold, float iou_threshold);
+
+// What YOLOX-nano finds in the sample photos (models/README.md's reference run): each photo, the
+// classes it must contain ("a|b": either) and how many horses at least.
+struct PhotoObjects {
+  const char* file;  // under the assets folder
+  std::vector<std::string> must_contain;
+  int min_horses = 0;
+};
+const std::vector<PhotoObjects>& coco_photo_objects();
+
+// The class names of `detections`, by `labels`.
+std::multiset<std::string> class_names(const std::vector<Detection>& detections,
+                                       const std::vector<std::string>& labels);
+
+// Checks that `names` (detections in `photo`) hold everything the photo must contain.
+void check_photo_objects(const std::multiset<std::string>& names, const PhotoObjects& photo);
 
 }  // namespace edgefuse::test

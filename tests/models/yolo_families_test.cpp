@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -195,20 +194,10 @@ TEST_CASE("YOLOv5 and YOLOv8 detectors find in the sample photos what YOLOX find
   REQUIRE_MESSAGE(yolox_model.graph != nullptr, "import failed: " << yolox_model.import_error);
   Detector yolox = make_detector(yolox_model.graph, DetectorFamily::kYolox);
 
-  struct Photo {
-    const char* file;
-    std::vector<std::string> must_contain;  // "a|b": either
-  };
-  const Photo photos[] = {
-      {"data/images/dog.jpg", {"dog", "bicycle", "car|truck"}},
-      {"data/images/person.jpg", {"person", "dog", "horse"}},
-      {"data/images/giraffe.jpg", {"giraffe", "zebra"}},
-      {"data/images/horses.jpg", {"horse"}},
-  };
   for (const auto& [as, family] : kFamilies) {
     CAPTURE(family_name(family));
     Detector detector = make_detector(redressed_graph(as), family);
-    for (const Photo& photo : photos) {
+    for (const PhotoObjects& photo : coco_photo_objects()) {
       const std::string file = photo.file;
       CAPTURE(file);
       ASSET_OR_SKIP(image_path, photo.file);
@@ -218,15 +207,7 @@ TEST_CASE("YOLOv5 and YOLOv8 detectors find in the sample photos what YOLOX find
       Result<std::vector<Detection>> reference = yolox.detect(image);
       REQUIRE_MESSAGE(ours.is_ok(), ours.status().to_string());
       REQUIRE(reference.is_ok());
-      std::multiset<std::string> names;
-      for (const Detection& d : *ours) names.insert(label_for(*labels, d.class_id));
-      for (const std::string& wanted : photo.must_contain) {
-        const size_t bar = wanted.find('|');
-        const bool present = bar == std::string::npos
-                                 ? names.count(wanted) > 0
-                                 : names.count(wanted.substr(0, bar)) + names.count(wanted.substr(bar + 1)) > 0;
-        CHECK_MESSAGE(present, wanted << " not detected in " << file);
-      }
+      check_photo_objects(class_names(*ours, *labels), photo);
       // The same network on the same photo, letterboxed centred rather than at the top-left: the
       // confident objects of either must be found by the other at nearly the same place.
       const float ours_in_reference = worst_partner_iou(*ours, *reference, kConfident);
