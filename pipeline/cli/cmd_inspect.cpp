@@ -15,6 +15,7 @@
 #include <set>
 
 #include "fusion/pass_manager.h"
+#include "models/detector/detector.h"
 #include "pipeline/cli/bench_support.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/cli/common.h"
@@ -32,6 +33,9 @@ using OpCounts = std::map<std::string, int64_t>;  // op type name -> nodes of th
 
 struct InspectReport {
   bool fused = false;  // the passes ran (not --no-fuse or EDGEFUSE_NO_FUSION=1)
+  // The detector family recognised from the inputs and outputs (detect and the daemon decode it
+  // so), or empty when none is.
+  std::string family;
   OpCounts ops_before;
   OpCounts ops_after;
   int64_t nodes_before = 0;
@@ -150,6 +154,9 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   Result<MemoryPlan> fused_plan = plan_memory(*optimised, input_descs, Executor::plan_options(ExecutorOptions{}));
   if (!fused_plan.is_ok()) return fused_plan.status().with_context("planning the optimised graph");
 
+  if (Result<DetectorFamily> family = recognise_family(*imported); family.is_ok()) {
+    report.family = std::string(family_name(*family));
+  }
   report.ops_before = count_ops(*imported);
   report.ops_after = count_ops(*optimised);
   report.nodes_before = static_cast<int64_t>(imported->nodes().size());
@@ -254,6 +261,12 @@ void print_json(const std::string& model, const InspectReport& report, const Roo
   json.begin_object();
   json.key("model").value(model);
   json.key("fused").value(report.fused);
+  json.key("family");
+  if (report.family.empty()) {
+    json.null();
+  } else {
+    json.value(report.family);
+  }
   json.key("nodes_before").value(report.nodes_before);
   json.key("nodes_after").value(report.nodes_after);
   json.key("kernels_unfused").value(report.kernels_unfused);
@@ -349,6 +362,8 @@ void print_text(const std::string& model, const InspectReport& report, const Par
               static_cast<long long>(report.nodes_before), static_cast<long long>(report.nodes_after),
               report.fused ? "" : " (fusion off)", static_cast<long long>(report.kernels_unfused),
               static_cast<long long>(report.kernels_fused));
+  std::printf("detector family: %s\n",
+              report.family.empty() ? "none recognised (detect --family names one)" : report.family.c_str());
 
   std::printf("ops:\n  %-24s %7s %7s\n", "op", "before", "after");
   std::set<std::string> ops;

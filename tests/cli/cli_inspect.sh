@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# edgefuse inspect on YOLOX-nano from the assets folder (skips when absent): node and kernel
-# counts before and after fusion, memory plan bytes, per-op profile, --no-fuse, errors.
+# edgefuse inspect on YOLOX-nano from the assets folder (skips when absent): the detector family,
+# node and kernel counts before and after fusion, memory plan bytes, per-op profile, --no-fuse, errors.
 # Expects EDGEFUSE, and EDGEFUSE_ASSETS_DIR or EDGEFUSE_DEFAULT_ASSETS_DIR (the CMake cache entry).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -22,7 +22,8 @@ for text in "--model FILE" "--json" "--profile" "--runs N" "--no-fuse"; do expec
 
 run_ok "$EDGEFUSE" inspect --model "$yolox" --json
 [[ "$(wc -l <"$WORK_DIR/out")" -eq 1 ]] || fail "JSON output is not one line"
-for text in '"ops_before":{' '"ops_after":{' '"passes":[{"name":' '"details":[' '"weight_bytes":' '"peak_live_bytes":'; do
+for text in '"ops_before":{' '"ops_after":{' '"passes":[{"name":' '"details":[' '"weight_bytes":' '"peak_live_bytes":' \
+  '"family":"yolox"'; do
   expect_output "$text"
 done
 nodes_before="$(json_int nodes_before)"
@@ -86,7 +87,8 @@ run_ok "$EDGEFUSE" inspect --model "$yolox" --no-fuse --json
 expect_output '"passes":[]'
 
 run_ok "$EDGEFUSE" inspect --model "$yolox" --profile --runs 2 --threads 2
-for text in "369 nodes imported" "fuse_conv_activation" "activation bytes moved" "profile (median of 2 runs"; do
+for text in "369 nodes imported" "detector family: yolox" "fuse_conv_activation" "activation bytes moved" \
+  "profile (median of 2 runs"; do
   expect_output "$text"
 done
 # Convs are split by kernel class, with their arithmetic rate: YOLOX-nano's 113 are 82 pointwise,
@@ -104,6 +106,7 @@ grep -qE '^  Concat +16 nodes +[0-9]+\.[0-9]{3} ms$' "$WORK_DIR/out" || fail "no
 blazeface="$assets/models/blazeface_back_256.onnx"
 if [[ -f "$blazeface" ]]; then
   run_ok "$EDGEFUSE" inspect --model "$blazeface" --json
+  expect_output '"family":"blazeface"'
   [[ "$(json_int kernel_pairs)" -eq 8 ]] || fail "BlazeFace-256 kernel_pairs $(json_int kernel_pairs), expected 8"
   [[ "$(json_int kernel_pairs_in_place)" -eq 7 ]] || fail "BlazeFace-256 kernel_pairs_in_place, expected 7"
   [[ $(($(json_int arena_bytes) * 25)) -le "$(json_int unplanned_bytes)" ]] || fail "BlazeFace-256 arena above 1/25"
