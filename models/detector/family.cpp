@@ -55,7 +55,7 @@ Result<YoloModel> yolo_model(const Graph& graph, const char* family) {
   const Shape& in = input->desc.shape;
   if (in[1] != 3 || in[2] <= 0 || in[3] <= 0) {
     return invalid_model(family, " input '", input->name, "' is ", input->desc.to_string(),
-                         ", expected NCHW [1, 3, H, W] with known H and W");
+                         ", expected NCHW [1, 3, H, W] with known H and W (export the model at a fixed size)");
   }
   if (graph.outputs().size() != 1) {
     return invalid_model(family, " models have one output, this one has ", graph.outputs().size());
@@ -117,7 +117,7 @@ Result<InputSize> check_blazeface_signature(const Graph& graph) {
   const Shape& in = input->desc.shape;
   if (in[3] != 3 || in[1] <= 0 || in[1] != in[2]) {
     return invalid_model("BlazeFace input '", input->name, "' is ", input->desc.to_string(),
-                         ", expected NHWC [1, S, S, 3] with known S");
+                         ", expected NHWC [1, S, S, 3] with known S (export the model at a fixed size)");
   }
   const Result<BlazeFaceOutputs> outputs = find_blazeface_outputs(output_shapes(graph));
   if (!outputs.is_ok()) return outputs.status();
