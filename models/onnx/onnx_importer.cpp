@@ -77,6 +77,31 @@ bool has_external_data(const onnx::ModelProto& model) {
   return false;
 }
 
+// OnnxImportOptions::input_dims applied to the model's declared graph inputs.
+Status fix_input_dims(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_dims) {
+  for (const auto& [name, dims] : input_dims) {
+    onnx::ValueInfoProto* input = nullptr;
+    for (onnx::ValueInfoProto& candidate : *model.mutable_graph()->mutable_input()) {
+      if (candidate.name() == name) input = &candidate;
+    }
+    if (input == nullptr) return invalid_argument("no graph input named '", name, "' to give dims to");
+    onnx::TensorShapeProto* shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() != 0 && shape->dim_size() != static_cast<int>(dims.size())) {
+      return invalid_argument("input '", name, "' has rank ", shape->dim_size(), ", given ", dims.size(), " dims");
+    }
+    while (shape->dim_size() < static_cast<int>(dims.size())) shape->add_dim();
+    for (size_t i = 0; i < dims.size(); ++i) {
+      onnx::TensorShapeProto::Dimension* dim = shape->mutable_dim(static_cast<int>(i));
+      if (dims[i] < 0) continue;
+      if (dim->has_dim_value() && dim->dim_value() != dims[i]) {
+        return invalid_argument("input '", name, "' dim ", i, " is fixed at ", dim->dim_value(), ", given ", dims[i]);
+      }
+      dim->set_dim_value(dims[i]);
+    }
+  }
+  return Status::ok();
+}
+
 Status run_onnx_checks(onnx::ModelProto& model, const OnnxImportOptions& options, GraphBuilder& builder) {
   if (options.run_checker) {
     try {
@@ -107,6 +132,7 @@ Result<std::shared_ptr<Graph>> import_onnx_bytes(const std::string& bytes, const
     return invalid_model("not a valid ONNX model: protobuf parsing failed (truncated, or another format)");
   }
   EF_RETURN_IF_ERROR(check_model_header(model));
+  EF_RETURN_IF_ERROR(fix_input_dims(model, options.input_dims));
   EF_ASSIGN_OR_RETURN(const int opset, default_domain_opset(model));
 
   // Our own validation and conversion first: ONNX's checker and shape inference are not hardened

@@ -4,8 +4,10 @@
 // importer never trusts ONNX's checker or shape inference to catch malformed input.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/graph.h"
 #include "runtime/status.h"
@@ -15,6 +17,10 @@ namespace edgefuse {
 struct OnnxImportOptions {
   bool run_checker = true;          // onnx::checker::check_model (exceptions become Status)
   bool run_shape_inference = true;  // fills value_info; used to give values known descs
+  // Dims for graph inputs, by name, fixed before anything else reads the model: what an export with
+  // dynamic axes leaves symbolic. -1 keeps the declared dim; a given dim must agree with a declared
+  // fixed one, and the rank with a declared shape.
+  std::map<std::string, std::vector<int64_t>> input_dims;
 };
 
 // Reads, validates and converts a model. External data is resolved relative to the model's folder.

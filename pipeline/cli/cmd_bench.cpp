@@ -23,6 +23,7 @@ const CommandSpec& bench_spec() {
       .options =
           {
               model_option(),
+              input_size_option(),
               threads_option(),
               {.name = "runs",
                .type = OptionType::kInt,
@@ -104,7 +105,7 @@ std::string node_names(const Graph& graph, const NodeTime& node) {
 
 Status run_bench(const ParsedArgs& args) {
   const std::string& model = args.get("model");
-  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> graph, load_model(model));
+  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> graph, load_detector_model(model, args));
   EF_ASSIGN_OR_RETURN(const bool fused, optimize_model(*graph, args));
   const int64_t batch = args.get_int("batch");
   EF_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,

@@ -85,11 +85,12 @@ std::string json_report(const DetectReport& report) {
 const CommandSpec& detect_spec() {
   static const CommandSpec spec{
       .name = "detect",
-      .summary = "detect objects (YOLOX) or faces (BlazeFace) in an image",
+      .summary = "detect objects (YOLOX, YOLOv5, YOLOv8) or faces (BlazeFace) in an image",
       .usage = "--model FILE --image FILE [options]",
       .options =
           {
               model_option(),
+              input_size_option(),
               {.name = "image",
                .value_name = "FILE",
                .description = "image to read (any format OpenCV reads)",
@@ -134,7 +135,7 @@ const CommandSpec& detect_spec() {
 }
 
 Status run_detect(const ParsedArgs& args) {
-  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> graph, load_model(args.get("model")));
+  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> graph, load_detector_model(args.get("model"), args));
   EF_ASSIGN_OR_RETURN(const cv::Mat image, read_image(args.get("image")));
 
   Result<DetectorFamily> family = args.has("family") ? parse_family(args.get("family")) : recognise_family(*graph);

@@ -129,11 +129,11 @@ Result<std::vector<OpTime>> profile_ops(const std::shared_ptr<const Graph>& grap
 }
 
 Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& args) {
-  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> imported, load_model(model));
+  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> imported, load_detector_model(model, args));
   // Further imports rather than copies: Graph copies share initializer storage with the original.
   // The GPU's plan is fused as the CUDA executor's is (cuda_fusion_options: CPU-only folds off).
-  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> optimised, load_model(model));
-  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> gpu_optimised, load_model(model));
+  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> optimised, load_detector_model(model, args));
+  EF_ASSIGN_OR_RETURN(std::shared_ptr<Graph> gpu_optimised, load_detector_model(model, args));
   EF_ASSIGN_OR_RETURN(const std::vector<TensorDesc> input_descs, declared_input_descs(*imported));
 
   InspectReport report;
@@ -427,6 +427,7 @@ const CommandSpec& inspect_spec() {
       .options =
           {
               model_option(),
+              input_size_option(),
               {.name = "json", .type = OptionType::kFlag, .description = "print one JSON object instead of text"},
               {.name = "profile",
                .type = OptionType::kFlag,

@@ -2,8 +2,10 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 
 #include "fusion/pass_manager.h"
+#include "models/detector/model_loading.h"
 #include "models/onnx/onnx_importer.h"
 
 namespace edgefuse::cli {
@@ -34,6 +36,14 @@ OptionSpec no_fuse_option() {
           .description =
               "the eager baseline: skip the graph fusion passes and the memory plan (one buffer per "
               "tensor; same as EDGEFUSE_NO_FUSION=1), e.g. to compare against them"};
+}
+
+OptionSpec input_size_option() {
+  return {.name = "input-size",
+          .value_name = "WxH",
+          .description =
+              "image size for a model exported with dynamic axes (its input's height and width "
+              "symbolic), e.g. 640x640"};
 }
 
 OptionSpec device_option() {
@@ -81,12 +91,37 @@ Result<bool> optimize_model(Graph& graph, const ParsedArgs& args) {
   return true;
 }
 
-Result<std::shared_ptr<Graph>> load_model(const std::string& path) {
+namespace {
+
+Status check_model_file(const std::string& path) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
     return Status(StatusCode::kNotFound, make_message("model file '", path, "' not found"));
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Graph>> load_model(const std::string& path) {
+  EF_RETURN_IF_ERROR(check_model_file(path));
   Result<std::shared_ptr<Graph>> graph = import_onnx_file(path);
+  if (!graph.is_ok()) return graph.status().with_context(make_message("model '", path, "'"));
+  return graph;
+}
+
+Result<std::shared_ptr<Graph>> load_detector_model(const std::string& path, const ParsedArgs& args) {
+  if (!args.has("input-size")) return load_model(path);
+  const std::string text = args.get("input-size");
+  ImageSize size;
+  char separator = 0;
+  std::istringstream in(text);
+  if (!(in >> size.width >> separator >> size.height) || separator != 'x' || !in.eof() || size.width <= 0 ||
+      size.height <= 0) {
+    return invalid_argument("--input-size: expected WIDTHxHEIGHT such as 640x640, got '", text, "'");
+  }
+  EF_RETURN_IF_ERROR(check_model_file(path));
+  Result<std::shared_ptr<Graph>> graph = import_detector_model(path, size);
   if (!graph.is_ok()) return graph.status().with_context(make_message("model '", path, "'"));
   return graph;
 }

@@ -12,12 +12,13 @@
 
 namespace edgefuse::cli {
 
-OptionSpec model_option();      // --model FILE, required
-OptionSpec threads_option();    // --threads N, 0 = one per core
-OptionSpec reference_option();  // --reference: naive reference kernels
-OptionSpec no_fuse_option();    // --no-fuse: run the graph as imported (also EDGEFUSE_NO_FUSION=1)
-OptionSpec device_option();     // --device cpu|cuda|auto, default cpu
-OptionSpec precision_option();  // --precision fp32|fp16, default fp32 (GPU storage)
+OptionSpec model_option();       // --model FILE, required
+OptionSpec threads_option();     // --threads N, 0 = one per core
+OptionSpec reference_option();   // --reference: naive reference kernels
+OptionSpec no_fuse_option();     // --no-fuse: run the graph as imported (also EDGEFUSE_NO_FUSION=1)
+OptionSpec device_option();      // --device cpu|cuda|auto, default cpu
+OptionSpec precision_option();   // --precision fp32|fp16, default fp32 (GPU storage)
+OptionSpec input_size_option();  // --input-size WxH: the image size of a model exported with dynamic axes
 
 // The device --device names; errors name the option.
 Result<InferenceDevice> device_from_args(const ParsedArgs& args);
@@ -26,6 +27,9 @@ Result<GpuBackendOptions> gpu_options_from_args(const ParsedArgs& args);
 
 // Reads and imports an ONNX model; errors name the file.
 Result<std::shared_ptr<Graph>> load_model(const std::string& path);
+// The same for a detector, its image input sized by --input-size when the command declares it and
+// it is given (models/detector/model_loading.h).
+Result<std::shared_ptr<Graph>> load_detector_model(const std::string& path, const ParsedArgs& args);
 
 // Runs the fuser's passes on `graph` unless --no-fuse or EDGEFUSE_NO_FUSION=1; returns whether
 // it ran. Call after import and before building an executor or detector on the graph.

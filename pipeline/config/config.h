@@ -33,6 +33,8 @@ struct ModelConfig {
   int max_batch = 1;               // 1..64
   int batch_timeout_ms = 5;        // 0..1000
   bool fuse = true;                // run the graph fuser (false = eager baseline)
+  int input_width = 0;             // 0..8192: the image size for a model exported with dynamic axes;
+  int input_height = 0;            // 0 = as the model declares (both or neither)
   bool operator==(const ModelConfig&) const = default;
 };
 

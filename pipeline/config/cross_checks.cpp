@@ -167,6 +167,13 @@ void check_filters(const StreamConfig& stream, size_t index, ReadContext& contex
 
 void check_cross_references(const DaemonConfig& config, ReadContext& context) {
   check_unique_names(config.models, "models", "model", context);
+  for (size_t i = 0; i < config.models.size(); ++i) {
+    const ModelConfig& model = config.models[i];
+    if ((model.input_width > 0) != (model.input_height > 0)) {
+      const std::string path = item_path("models", i, model.input_width > 0 ? "input-width" : "input-height");
+      context.diagnostics.add(path, line_of(context, path), "give input-width and input-height together");
+    }
+  }
   check_unique_names(config.streams, "streams", "stream", context);
   std::vector<std::string_view> model_names;
   for (const ModelConfig& model : config.models) {

@@ -109,6 +109,17 @@ const std::array kModelFields = {
                             .type = kBool,
                             .description = "Run the graph fuser; false runs the unfused graph (a baseline)."},
                            &ModelConfig::fuse},
+    FieldSpec<ModelConfig>{{.key = "input-width",
+                            .type = kInt,
+                            .range = {0, 8192},
+                            .description = "Image width for a model exported with dynamic axes (its input's "
+                                           "height and width symbolic); with input-height. 0: the model's own."},
+                           &ModelConfig::input_width},
+    FieldSpec<ModelConfig>{{.key = "input-height",
+                            .type = kInt,
+                            .range = {0, 8192},
+                            .description = "Image height for such a model; with input-width. 0: the model's own."},
+                           &ModelConfig::input_height},
 };
 
 const std::array kStreamFields = {

@@ -4,7 +4,7 @@
 
 #include "fusion/pass_manager.h"
 #include "models/detect/labels.h"
-#include "models/onnx/onnx_importer.h"
+#include "models/detector/model_loading.h"
 #include "pipeline/daemon/daemon_log.h"
 
 namespace edgefuse {
@@ -63,7 +63,8 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const ModelConfig& conf
   Result<InferenceDevice> device = parse_inference_device(config.device);
   if (!device.is_ok()) return context(device.status());
 
-  Result<std::shared_ptr<Graph>> graph = import_onnx_file(config.path.string());
+  Result<std::shared_ptr<Graph>> graph =
+      import_detector_model(config.path.string(), ImageSize{config.input_width, config.input_height});
   if (!graph.is_ok()) return context(graph.status());
   runner->nodes_before_ = static_cast<int>((*graph)->nodes().size());
   Result<DetectorFamily> family = config.family == "auto" ? recognise_family(**graph) : parse_family(config.family);

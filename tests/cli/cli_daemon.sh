@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # edgefuse run and edgefuse config as a user meets them: the reference, --check, bad configs (exit
 # non-zero, key path and line in the message), and SIGINT draining a live stream cleanly with the
-# accounting identity in the summary. Needs the YOLOX model (skips when absent).
+# accounting identity in the summary; a model exported with dynamic axes. Needs the YOLOX model
+# (skips when absent).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -43,6 +44,19 @@ stats-interval-s: 1
 YAML
 run_ok "$EDGEFUSE" run --config "$WORK_DIR/live.yaml" --check
 expect_output "OK (1 model(s), 1 stream(s))"
+
+# A model exported with dynamic axes (its image size symbolic) loads at input-width x input-height,
+# and without them is refused with what to do.
+"$MAKE_YOLO_MODEL" yolov8n "$WORK_DIR/dynamic.onnx" 128 dynamic || fail "make_yolo_model failed"
+dynamic_yaml() {
+  printf 'models:\n  - name: people\n    path: %s\n%bstreams:\n  - {name: ball, uri: "test://ball", model: people}\n' \
+    "$WORK_DIR/dynamic.onnx" "$1" >"$WORK_DIR/dynamic.yaml"
+}
+dynamic_yaml "    input-width: 128\n    input-height: 128\n"
+run_ok "$EDGEFUSE" run --config "$WORK_DIR/dynamic.yaml" --check
+expect_output "OK (1 model(s), 1 stream(s))"
+dynamic_yaml ""
+run_fails_with "export the model at a fixed size" "$EDGEFUSE" run --config "$WORK_DIR/dynamic.yaml" --check
 
 # A live stream until SIGINT: drains, prints the summary, exits 0, and frames in = dropped + processed.
 "$EDGEFUSE" run --config "$WORK_DIR/live.yaml" --report "$WORK_DIR/report.json" 2>"$WORK_DIR/log" &

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # edgefuse detect, infer and bench on the real models in the assets folder (skips when absent).
-# Expects EDGEFUSE, MAKE_NPY, REDRESS_YOLOX, and EDGEFUSE_ASSETS_DIR or EDGEFUSE_DEFAULT_ASSETS_DIR (the CMake cache entry).
+# Expects EDGEFUSE, MAKE_NPY, REDRESS_YOLOX, MAKE_YOLO_MODEL, and EDGEFUSE_ASSETS_DIR or EDGEFUSE_DEFAULT_ASSETS_DIR (the CMake cache entry).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -41,6 +41,20 @@ for family in yolov5 yolov8; do
 done
 run_fails "YOLOX output 'output0' is f32[1, 84, 3549]" "$EDGEFUSE" detect --model "$WORK_DIR/yolov8.onnx" --image "$dog" \
   --family yolox
+
+# --input-size sizes a model exported with dynamic axes; a fixed-size model must be given its own size.
+run_ok "$EDGEFUSE" detect --model "$yolox" --image "$dog" --input-size 416x416 --json
+expect_output '"label":"dog"'
+run_fails "input 'images' is fixed at 416x416, not 320x320" "$EDGEFUSE" detect --model "$yolox" --image "$dog" \
+  --input-size 320x320
+run_fails "--input-size: expected WIDTHxHEIGHT such as 640x640, got '640'" "$EDGEFUSE" detect --model "$yolox" \
+  --image "$dog" --input-size 640
+"$MAKE_YOLO_MODEL" yolov8n "$WORK_DIR/dynamic.onnx" 128 dynamic || fail "make_yolo_model failed"
+run_fails "export the model at a fixed size" "$EDGEFUSE" detect --model "$WORK_DIR/dynamic.onnx" --image "$dog"
+run_ok "$EDGEFUSE" detect --model "$WORK_DIR/dynamic.onnx" --image "$dog" --input-size 128x128 --json
+expect_output '"family":"yolov8"'
+run_ok "$EDGEFUSE" inspect --model "$WORK_DIR/dynamic.onnx" --input-size 128x128
+expect_output "detector family: yolov8"
 
 run_ok "$EDGEFUSE" detect --model "$blazeface" --image "$person" --json --score 0.5
 expect_output '"family":"blazeface"'

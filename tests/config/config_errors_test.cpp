@@ -334,3 +334,17 @@ TEST_CASE("load_config_file: missing files and folders") {
   CHECK(
       contains(bad.status().message(), (folder.path() / "bad.yaml").string() + ": models: expected a non-empty list"));
 }
+
+TEST_CASE("a model's input size comes as width and height together") {
+  const ConfigFolder folder;
+  const std::string message = folder.error(R"(models:
+  - {name: det, path: model.onnx, input-width: 640}
+streams:
+  - {name: cam, uri: test://, model: det}
+)");
+  CHECK_MESSAGE(contains(message, "models[0].input-width: give input-width and input-height together (line 2)"),
+                message);
+  CHECK(contains(folder.error("models:\n  - {name: det, path: model.onnx, input-height: -1}\nstreams:\n"
+                              "  - {name: cam, uri: test://, model: det}\n"),
+                 "models[0].input-height: expected integer in 0..8192"));
+}

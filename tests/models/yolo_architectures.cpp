@@ -291,6 +291,11 @@ YoloModel build_yolo_model(const YoloArchitecture& architecture) {
   onnx::GraphProto& graph = *model.mutable_graph();
   graph.set_name(architecture.head == YoloHead::kYolov8 ? "yolov8-shaped" : "yolov5-shaped");
   GraphEditor(graph).input("images", {1, 3, architecture.size, architecture.size});
+  if (architecture.symbolic_image_size) {
+    onnx::TensorShapeProto* shape = graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->mutable_dim(2)->set_dim_param("height");
+    shape->mutable_dim(3)->set_dim_param("width");
+  }
   YoloWriter writer(graph, architecture.seed);
   if (architecture.head == YoloHead::kYolov8) {
     yolov8_network(writer, architecture);

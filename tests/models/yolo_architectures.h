@@ -25,6 +25,9 @@ struct YoloArchitecture {
   std::array<int, 5> widths = {16, 32, 64, 128, 256};  // channels at strides 2, 4, 8, 16, 32
   std::array<int, 4> depths = {1, 2, 2, 1};            // blocks of the C3/C2f stages at strides 4 ... 32
   uint32_t seed = 1;
+  // The input's height and width symbolic, as an export with dynamic axes declares them (the graph
+  // still holds the sizes above: only that size runs).
+  bool symbolic_image_size = false;
 };
 
 // yolov5n and yolov8n (depth multiple 0.33, width multiple 0.25), 80 classes.

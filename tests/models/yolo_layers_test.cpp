@@ -7,15 +7,19 @@
 // family and decoded by the Detector.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <opencv2/dnn.hpp>
+#include <unistd.h>
 
 #include "fusion/pass_manager.h"
 #include "models/detector/detector.h"
+#include "models/detector/model_loading.h"
 #include "models/onnx/onnx_importer.h"
 #include "runtime/executor.h"
 #include "runtime/op_table.h"
@@ -110,4 +114,49 @@ TEST_CASE("a YOLOv8-shaped network with random weights matches OpenCV DNN, fused
 
 TEST_CASE("a YOLOv5-shaped network with random weights matches OpenCV DNN, fused and not") {
   check_small_yolo(DetectorFamily::kYolov5);
+}
+
+TEST_CASE("a model exported with a symbolic image size runs at the size it is given") {
+  YoloArchitecture architecture = small_yolo(YoloHead::kYolov8);
+  architecture.symbolic_image_size = true;
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("edgefuse_dynamic_" + std::to_string(::getpid()) + ".onnx");
+  std::ofstream(path, std::ios::binary) << build_yolo_model(architecture).bytes;
+  architecture.symbolic_image_size = false;
+  const std::filesystem::path fixed_path = path.string() + ".fixed.onnx";
+  std::ofstream(fixed_path, std::ios::binary) << build_yolo_model(architecture).bytes;
+
+  // As declared, the size is unknown: no family fits, and the error says why.
+  Result<std::shared_ptr<Graph>> as_declared = import_detector_model(path.string());
+  REQUIRE_MESSAGE(as_declared.is_ok(), as_declared.status().to_string());
+  Result<DetectorFamily> unknown = recognise_family(**as_declared);
+  CHECK(unknown.status().message().find("export the model at a fixed size") != std::string::npos);
+
+  // Sized, it is the fixed-size model: recognised, fused alike, the same outputs.
+  Result<std::shared_ptr<Graph>> sized = import_detector_model(path.string(), {128, 128});
+  REQUIRE_MESSAGE(sized.is_ok(), sized.status().to_string());
+  Result<std::shared_ptr<Graph>> fixed = import_detector_model(fixed_path.string(), {128, 128});
+  REQUIRE_MESSAGE(fixed.is_ok(), fixed.status().to_string());
+  CHECK(*recognise_family(**sized) == DetectorFamily::kYolov8);
+  REQUIRE(optimize_graph(**sized).is_ok());
+  REQUIRE(optimize_graph(**fixed).is_ok());
+  CHECK((*sized)->nodes().size() == (*fixed)->nodes().size());
+  std::mt19937 rng(81);
+  const Tensor input = random_tensor(DType::kF32, {1, 3, 128, 128}, rng, 0.0, 1.0);
+  Result<Executor> a = Executor::create(*sized), b = Executor::create(*fixed);
+  REQUIRE(a.is_ok());
+  REQUIRE(b.is_ok());
+  const ErrorStats error = compare_tensors(a->run(std::span<const Tensor>(&input, 1)).value()[0],
+                                           b->run(std::span<const Tensor>(&input, 1)).value()[0]);
+  CHECK(error.relative_l2 == 0);
+
+  // A size the graph cannot take is an import error naming it; a fixed model keeps its own size.
+  Result<std::shared_ptr<Graph>> wrong = import_detector_model(path.string(), {96, 96});
+  CHECK_FALSE(wrong.is_ok());
+  CHECK(wrong.status().message().find("at 96x96") != std::string::npos);
+  Result<std::shared_ptr<Graph>> resized = import_detector_model(fixed_path.string(), {256, 128});
+  CHECK(resized.status().message().find("fixed at 128x128, not 256x128") != std::string::npos);
+  CHECK_FALSE(import_detector_model(path.string(), {128, 0}).is_ok());
+  std::filesystem::remove(path);
+  std::filesystem::remove(fixed_path);
 }

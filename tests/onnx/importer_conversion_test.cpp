@@ -332,3 +332,31 @@ TEST_CASE("conversion: Conv and pool attributes pass through") {
   CHECK(p.attrs.get_int("ceil_mode", 0) == 1);
   CHECK(g->value(g->outputs()[0]).desc.shape == Shape{1, 4, 3, 3});  // from shape inference
 }
+
+TEST_CASE("conversion: input_dims fixes the symbolic dims of graph inputs before shape inference") {
+  OnnxModelBuilder m;
+  m.input("x", {-1, 3, -1, -1});
+  m.initializer("w", {4, 3, 1, 1}, std::vector<float>(12, 0.5f));
+  m.node("Conv", {"x", "w"}, {"y"});
+  m.output("y");
+  Result<std::shared_ptr<Graph>> symbolic = import_model(m);
+  REQUIRE_MESSAGE(symbolic.is_ok(), symbolic.status().to_string());
+  CHECK((*symbolic)->value((*symbolic)->inputs()[0]).desc.shape == Shape{-1, 3, -1, -1});
+
+  OnnxImportOptions options;
+  options.input_dims["x"] = {-1, -1, 8, 6};  // -1 keeps the declared dim
+  Result<std::shared_ptr<Graph>> fixed = import_model(m, options);
+  REQUIRE_MESSAGE(fixed.is_ok(), fixed.status().to_string());
+  CHECK((*fixed)->value((*fixed)->inputs()[0]).desc.shape == Shape{-1, 3, 8, 6});
+  // Shape inference carried the dims through the Conv.
+  const Value& y = (*fixed)->value((*fixed)->outputs()[0]);
+  CHECK(y.desc.shape[2] == 8);
+  CHECK(y.desc.shape[3] == 6);
+
+  options.input_dims["x"] = {1, 4, 8, 6};
+  CHECK_IMPORT_ERROR(import_model(m, options), StatusCode::kInvalidArgument, "dim 1 is fixed at 3, given 4");
+  options.input_dims = {{"x", {1, 3, 8}}};
+  CHECK_IMPORT_ERROR(import_model(m, options), StatusCode::kInvalidArgument, "has rank 4, given 3 dims");
+  options.input_dims = {{"image", {1, 3, 8, 8}}};
+  CHECK_IMPORT_ERROR(import_model(m, options), StatusCode::kInvalidArgument, "no graph input named 'image'");
+}
