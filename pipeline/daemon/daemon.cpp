@@ -224,6 +224,7 @@ Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration
   }
   notifier_.ready(make_message(models_.size(), " model(s), ", streams_.size(), " stream(s)"));
 
+  set_serving_reloads(true);
   const auto begin = SteadyClock::now();
   auto next_stats = begin + std::chrono::duration<double>(config_.stats_interval_s);
   auto next_rates = begin;
@@ -247,6 +248,7 @@ Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration
     notifier_.keep_alive();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  set_serving_reloads(false);
   notifier_.stopping();
   shut_down();
   log_stats(true);
@@ -256,8 +258,28 @@ Status Daemon::run(const std::atomic<bool>& stop, std::optional<double> duration
 
 std::future<Status> Daemon::request_reload(DaemonConfig next) {
   const std::lock_guard lock(reload_mutex_);
-  reload_requests_.emplace_back(std::move(next), std::promise<Status>());
-  return reload_requests_.back().second.get_future();
+  std::promise<Status> promise;
+  std::future<Status> answer = promise.get_future();
+  if (serving_reloads_) {
+    reload_requests_.emplace_back(std::move(next), std::move(promise));
+  } else {
+    promise.set_value(Status(StatusCode::kIoError, "the daemon is not running; the configuration was not reloaded"));
+  }
+  return answer;
+}
+
+// The run loop takes reload requests from its start to its end; when it ends, those still waiting
+// are answered, so that no requester waits forever on a daemon that stopped first.
+void Daemon::set_serving_reloads(bool serving) {
+  std::vector<std::pair<DaemonConfig, std::promise<Status>>> unserved;
+  {
+    const std::lock_guard lock(reload_mutex_);
+    serving_reloads_ = serving;
+    if (!serving) unserved.swap(reload_requests_);
+  }
+  for (auto& [next, promise] : unserved) {
+    promise.set_value(Status(StatusCode::kIoError, "the daemon stopped before the reload; it was not applied"));
+  }
 }
 
 void Daemon::serve_reload_requests() {

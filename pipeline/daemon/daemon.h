@@ -67,6 +67,7 @@ class Daemon {
              std::atomic<bool>* reload = nullptr);
 
   // Applies `next` on the run() thread at its next turn; the future says whether it was applied.
+  // A request the run loop cannot serve (not running, or stopping first) is answered with an error.
   std::future<Status> request_reload(DaemonConfig next);
 
   std::vector<StreamReport> reports() const;
@@ -92,6 +93,7 @@ class Daemon {
   Status apply_config(const DaemonConfig& next);
   void reload_from_file();
   void serve_reload_requests();
+  void set_serving_reloads(bool serving);
 
   void model_worker(Model& model);
   // Counts a processed frame and writes its event.
@@ -145,6 +147,7 @@ class Daemon {
   ServiceNotifier notifier_;
   std::mutex reload_mutex_;
   std::vector<std::pair<DaemonConfig, std::promise<Status>>> reload_requests_;
+  bool serving_reloads_ = false;  // the run loop takes requests (guarded by reload_mutex_)
 };
 
 }  // namespace edgefuse
