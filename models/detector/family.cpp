@@ -26,6 +26,11 @@ const char* family_title(DetectorFamily family) {
   return "unknown";
 }
 
+// Advice for an image input whose layout fits but whose size is symbolic (an export with dynamic axes).
+const char* size_advice(bool symbolic_size) {
+  return symbolic_size ? " (its size is symbolic: give input-width and input-height, or --input-size)" : "";
+}
+
 bool dim_matches(int64_t declared, int64_t expected) {
   return declared < 0 || declared == expected;
 }
@@ -55,7 +60,7 @@ Result<YoloModel> yolo_model(const Graph& graph, const char* family) {
   const Shape& in = input->desc.shape;
   if (in[1] != 3 || in[2] <= 0 || in[3] <= 0) {
     return invalid_model(family, " input '", input->name, "' is ", input->desc.to_string(),
-                         ", expected NCHW [1, 3, H, W] with known H and W (export the model at a fixed size)");
+                         ", expected NCHW [1, 3, H, W] with known H and W", size_advice(in[1] == 3));
   }
   if (graph.outputs().size() != 1) {
     return invalid_model(family, " models have one output, this one has ", graph.outputs().size());
@@ -117,7 +122,7 @@ Result<InputSize> check_blazeface_signature(const Graph& graph) {
   const Shape& in = input->desc.shape;
   if (in[3] != 3 || in[1] <= 0 || in[1] != in[2]) {
     return invalid_model("BlazeFace input '", input->name, "' is ", input->desc.to_string(),
-                         ", expected NHWC [1, S, S, 3] with known S (export the model at a fixed size)");
+                         ", expected NHWC [1, S, S, 3] with known S", size_advice(in[3] == 3 && in[1] < 0));
   }
   const Result<BlazeFaceOutputs> outputs = find_blazeface_outputs(output_shapes(graph));
   if (!outputs.is_ok()) return outputs.status();

@@ -56,7 +56,7 @@ dynamic_yaml "    input-width: 128\n    input-height: 128\n"
 run_ok "$EDGEFUSE" run --config "$WORK_DIR/dynamic.yaml" --check
 expect_output "OK (1 model(s), 1 stream(s))"
 dynamic_yaml ""
-run_fails_with "export the model at a fixed size" "$EDGEFUSE" run --config "$WORK_DIR/dynamic.yaml" --check
+run_fails_with "its size is symbolic: give input-width and input-height" "$EDGEFUSE" run --config "$WORK_DIR/dynamic.yaml" --check
 
 # A live stream until SIGINT: drains, prints the summary, exits 0, and frames in = dropped + processed.
 "$EDGEFUSE" run --config "$WORK_DIR/live.yaml" --report "$WORK_DIR/report.json" 2>"$WORK_DIR/log" &

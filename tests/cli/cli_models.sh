@@ -50,7 +50,7 @@ run_fails "input 'images' is fixed at 416x416, not 320x320" "$EDGEFUSE" detect -
 run_fails "--input-size: expected WIDTHxHEIGHT such as 640x640, got '640'" "$EDGEFUSE" detect --model "$yolox" \
   --image "$dog" --input-size 640
 "$MAKE_YOLO_MODEL" yolov8n "$WORK_DIR/dynamic.onnx" 128 dynamic || fail "make_yolo_model failed"
-run_fails "export the model at a fixed size" "$EDGEFUSE" detect --model "$WORK_DIR/dynamic.onnx" --image "$dog"
+run_fails "its size is symbolic: give input-width and input-height, or --input-size" "$EDGEFUSE" detect --model "$WORK_DIR/dynamic.onnx" --image "$dog"
 run_ok "$EDGEFUSE" detect --model "$WORK_DIR/dynamic.onnx" --image "$dog" --input-size 128x128 --json
 expect_output '"family":"yolov8"'
 run_ok "$EDGEFUSE" inspect --model "$WORK_DIR/dynamic.onnx" --input-size 128x128
