@@ -59,6 +59,23 @@ int changes_of(const std::vector<PassReport>& reports) {
   return pass_changes(reports, "fold_transpose_into_conv_output");
 }
 
+// `fused` against `graph` on random inputs drawn with `seed`: on the reference kernels, and planned
+// on the optimised ones with 1 and 2 threads, each plan verified. The two plans, for the caller's checks.
+std::vector<MemoryPlan> check_fused_runs(const Graph& graph, const Graph& fused, unsigned seed) {
+  std::mt19937 input_rng(seed);
+  const std::vector<Tensor> inputs = random_inputs_for(graph, input_rng);
+  const std::vector<Tensor> expected = run_graph(graph, inputs, true);
+  CHECK(max_relative_l2(run_graph(fused, inputs, true), expected) <= kFusionTolerance);
+  std::vector<MemoryPlan> plans(2);
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    MemoryPlan& plan = plans[static_cast<size_t>(threads - 1)];
+    CHECK(max_relative_l2(run_planned(fused, inputs, threads, &plan), expected) <= kFusionTolerance);
+    CHECK(verify_memory_plan(fused, plan).is_ok());
+  }
+  return plans;
+}
+
 void check_head(const Head& h) {
   CAPTURE(h.out_channels);
   CAPTURE(h.height);
@@ -71,14 +88,7 @@ void check_head(const Head& h) {
   REQUIRE(head.op == OpKind::kConv);
   CHECK(head.attrs.get_int(kConvOutputChannelsLast, 0) == 1);
 
-  std::mt19937 input_rng(51);
-  const std::vector<Tensor> inputs = random_inputs_for(graph, input_rng);
-  const std::vector<Tensor> expected = run_graph(graph, inputs, true);
-  CHECK(max_relative_l2(run_graph(fused, inputs, true), expected) <= kFusionTolerance);
-  for (int threads : {1, 2}) {
-    CAPTURE(threads);
-    MemoryPlan plan;
-    CHECK(max_relative_l2(run_planned(fused, inputs, threads, &plan), expected) <= kFusionTolerance);
+  for (const MemoryPlan& plan : check_fused_runs(graph, fused, 51)) {
     // The Reshape is a view of the graph output: the head writes into the output's storage, and
     // only the 3x3 Conv's output is in the arena.
     CHECK(plan.descs[static_cast<size_t>(head.outputs[0])].shape == Shape{h.batch, h.height, h.width, h.out_channels});
@@ -86,7 +96,6 @@ void check_head(const Head& h) {
     CHECK(plan.written_into_output[static_cast<size_t>(head.outputs[0])] == fused.outputs()[0]);
     CHECK(!plan.in_arena(head.outputs[0]));
     CHECK(plan.node_skipped.back());
-    CHECK(verify_memory_plan(fused, plan).is_ok());
   }
 }
 
@@ -149,17 +158,9 @@ TEST_CASE("fold_transpose_into_conv_output: YOLOv5's heads write channels-last b
     CHECK(head.attrs.get_int(kConvOutputChannelGroups, 0) == c.groups);
     CHECK(head.attrs.get_string("fused_activation", "") == "sigmoid");
 
-    std::mt19937 input_rng(55);
-    const std::vector<Tensor> inputs = random_inputs_for(graph, input_rng);
-    const std::vector<Tensor> expected = run_graph(graph, inputs, true);
-    CHECK(max_relative_l2(run_graph(fused, inputs, true), expected) <= kFusionTolerance);
-    for (int threads : {1, 2}) {
-      CAPTURE(threads);
-      MemoryPlan plan;
-      CHECK(max_relative_l2(run_planned(fused, inputs, threads, &plan), expected) <= kFusionTolerance);
+    for (const MemoryPlan& plan : check_fused_runs(graph, fused, 55)) {
       CHECK(plan.descs[static_cast<size_t>(head.outputs[0])].shape ==
             Shape{c.head.batch, c.groups, c.head.height, c.head.width, c.head.out_channels / c.groups});
-      CHECK(verify_memory_plan(fused, plan).is_ok());
     }
   }
 }
