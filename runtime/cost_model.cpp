@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/ops/pointwise_chain.h"
+
 namespace edgefuse {
 
 namespace {
@@ -58,8 +60,13 @@ int64_t node_flops(const Graph& graph, const MemoryPlan& plan, NodeId id) {
       return 4 * out;  // max, exp, sum, divide
     case OpKind::kResize:
       return out;
-    case OpKind::kPointwiseChain:
-      return out * static_cast<int64_t>(node.attrs.get_ints("chain_ops").size());
+    case OpKind::kPointwiseChain: {
+      const Result<PointwiseChain> chain = pointwise_chain(node);
+      if (!chain.is_ok()) return 0;
+      const int64_t computed =
+          chain->window ? shape_numel(chain_window_shape(shape_of(plan, node.outputs[0]), *chain->window)) : out;
+      return computed * static_cast<int64_t>(chain->steps.size());
+    }
     default:
       return is_elementwise(node.op) ? out : 0;  // else data movement, shapes and constants
   }

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "runtime/op_table.h"
 #include "runtime/ops/axes.h"
+#include "runtime/ops/pointwise_chain.h"
 
 namespace edgefuse {
 
@@ -373,16 +375,37 @@ void find_kernel_pairs(const Graph& graph, const PlanOptions& options, MemoryPla
   }
 }
 
+// The bytes a windowed PointwiseChain whose output is in place of its input 0 reads of that input
+// and writes: its window's, as the rest stays where it is. Nothing for other nodes.
+std::optional<size_t> in_place_window_bytes(const Node& node, const MemoryPlan& plan) {
+  if (node.op != OpKind::kPointwiseChain) return std::nullopt;
+  const auto out = static_cast<size_t>(node.outputs[0]);
+  if (plan.in_place_of[out] != node.inputs[0]) return std::nullopt;
+  const Result<PointwiseChain> chain = pointwise_chain(node);
+  if (!chain.is_ok() || !chain->window) return std::nullopt;
+  const TensorDesc& desc = plan.descs[out];
+  return static_cast<size_t>(shape_numel(chain_window_shape(desc.shape, *chain->window))) * dtype_size(desc.dtype);
+}
+
 // Activation bytes the kernels move per run: each kernel reads each distinct non-constant value it
 // takes once and writes its outputs. A kernel pair is one kernel: the value between its nodes is
 // neither written nor read, and a value both nodes read (a block's input, read by the first node's
-// taps and then, a few rows later and still in cache, as the second's residual) counts once.
+// taps and then, a few rows later and still in cache, as the second's residual) counts once. A
+// windowed chain in place reads and writes its window alone.
 size_t count_activation_bytes_moved(const Graph& graph, const MemoryPlan& plan) {
   const auto& nodes = graph.nodes();
   size_t moved = 0;
   std::vector<ValueId> read;
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (plan.node_skipped[n]) continue;
+    if (const std::optional<size_t> window = in_place_window_bytes(nodes[n], plan)) {
+      moved += 2 * *window;
+      for (size_t i = 1; i < nodes[n].inputs.size(); ++i) {
+        const auto v = static_cast<size_t>(nodes[n].inputs[i]);
+        if (!plan.known[v].has_data() && nodes[n].inputs[i] != nodes[n].inputs[0]) moved += plan.descs[v].nbytes();
+      }
+      continue;
+    }
     const NodeId second = plan.paired_with[n];
     read.clear();
     const auto add_reads = [&](const Node& node) {

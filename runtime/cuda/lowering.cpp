@@ -523,6 +523,9 @@ class Lowerer {
       return StepsOrFallback{not_lowered("output rank ", out_shape.size(), " exceeds ", kMaxRank)};
     }
     EF_ASSIGN_OR_RETURN(const PointwiseChain chain, pointwise_chain(node));
+    if (chain.window) {  // the CUDA graph is fused without windows (cuda_fusion_options)
+      return StepsOrFallback{not_lowered("a windowed PointwiseChain")};
+    }
     ChainStep s;
     s.rank = static_cast<int>(out_shape.size());
     s.inputs = static_cast<int>(node.inputs.size());

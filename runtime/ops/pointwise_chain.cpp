@@ -99,7 +99,22 @@ Result<PointwiseChain> pointwise_chain(const Node& node) {
     step.hi = params[kParamsPerStep * s + 3];
     chain.steps.push_back(step);
   }
+  if (node.attrs.has("chain_window")) {
+    const std::vector<int64_t> window = node.attrs.get_ints("chain_window");
+    if (window.size() != 3 || window[0] < 0 || window[0] >= kMaxChainWindowRank || window[1] < 0 ||
+        window[2] <= window[1]) {
+      return invalid_model("chain_window must be [axis, start, end] with 0 <= axis < ", kMaxChainWindowRank,
+                           " and 0 <= start < end, got ", window.size(), " values");
+    }
+    chain.window = ChainWindow{static_cast<int>(window[0]), window[1], window[2]};
+  }
   return chain;
+}
+
+Shape chain_window_shape(const Shape& full, const ChainWindow& window) {
+  Shape shape = full;
+  shape[static_cast<size_t>(window.axis)] = window.end - window.start;
+  return shape;
 }
 
 void set_pointwise_chain(Attributes& attrs, const PointwiseChain& chain) {
@@ -115,6 +130,11 @@ void set_pointwise_chain(Attributes& attrs, const PointwiseChain& chain) {
   attrs.set("chain_operands", std::move(operands));
   attrs.set("chain_on_right", std::move(on_right));
   attrs.set("chain_params", std::move(params));
+  if (chain.window) {
+    attrs.set("chain_window", std::vector<int64_t>{chain.window->axis, chain.window->start, chain.window->end});
+  } else {
+    attrs.erase("chain_window");
+  }
 }
 
 Status infer_pointwise_chain(const Node& node, std::span<const Tensor* const> inputs,
@@ -122,34 +142,68 @@ Status infer_pointwise_chain(const Node& node, std::span<const Tensor* const> in
   if (inputs.size() > static_cast<size_t>(kMaxChainInputs)) {
     return invalid_model("PointwiseChain has ", inputs.size(), " inputs, at most ", kMaxChainInputs);
   }
-  EF_RETURN_IF_ERROR(pointwise_chain(node).status());
+  EF_ASSIGN_OR_RETURN(const PointwiseChain chain, pointwise_chain(node));
   Shape shape;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] == nullptr) return invalid_model("PointwiseChain input ", i, " is missing");
     if (inputs[i]->dtype() != DType::kF32) {
       return unsupported("PointwiseChain input ", i, " is ", inputs[i]->desc().to_string(), ", expected f32");
     }
-    EF_ASSIGN_OR_RETURN(shape, broadcast_shapes(shape, inputs[i]->shape()));
+    if (!chain.window) {
+      EF_ASSIGN_OR_RETURN(shape, broadcast_shapes(shape, inputs[i]->shape()));
+    }
+  }
+  if (chain.window) {
+    const Shape& full = inputs[0]->shape();
+    const ChainWindow& w = *chain.window;
+    if (w.axis >= static_cast<int>(full.size()) || w.end > full[static_cast<size_t>(w.axis)]) {
+      return invalid_model("chain_window [", w.axis, ", ", w.start, ", ", w.end, "] does not fit input 0 of shape ",
+                           inputs[0]->desc().to_string());
+    }
+    const Shape window = chain_window_shape(full, w);
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      EF_ASSIGN_OR_RETURN(const Shape widened, broadcast_shapes(window, inputs[i]->shape()));
+      if (widened != window) {
+        return invalid_model("PointwiseChain input ", i, " of shape ", inputs[i]->desc().to_string(),
+                             " widens the chain's window of ", TensorDesc{DType::kF32, window}.to_string());
+      }
+    }
+    shape = full;
   }
   outputs.assign(1, TensorDesc{DType::kF32, std::move(shape)});
   return Status::ok();
 }
 
 // Per output element: every input's index from the output's multi-index, the steps in double,
-// one rounding to f32 at the end.
+// one rounding to f32 at the end. In a windowed chain, X0 is indexed as the output and the other
+// inputs by the element's index within the window; elements outside it are X0's.
 Status reference_pointwise_chain(const KernelArgs& args) {
   EF_ASSIGN_OR_RETURN(const PointwiseChain chain, pointwise_chain(args.node));
   Tensor& out = *args.outputs[0];
+  const Shape computed = chain.window ? chain_window_shape(out.shape(), *chain.window) : out.shape();
   std::vector<std::vector<int64_t>> strides;
-  for (const Tensor* input : args.inputs) strides.push_back(broadcast_strides(input->shape(), out.shape()));
+  for (size_t k = 0; k < args.inputs.size(); ++k) {
+    strides.push_back(broadcast_strides(args.inputs[k]->shape(), k == 0 ? out.shape() : computed));
+  }
   std::vector<int64_t> offsets(args.inputs.size());
+  const float* x0 = args.inputs[0]->data<float>();
   float* po = out.data<float>();
   for (int64_t i = 0; i < out.numel(); ++i) {
     std::fill(offsets.begin(), offsets.end(), 0);
+    bool outside = false;
     for (int64_t rest = i, d = out.rank() - 1; d >= 0; --d) {
-      const int64_t coordinate = rest % out.dim(static_cast<int>(d));
+      int64_t coordinate = rest % out.dim(static_cast<int>(d));
       rest /= out.dim(static_cast<int>(d));
-      for (size_t k = 0; k < offsets.size(); ++k) offsets[k] += coordinate * strides[k][static_cast<size_t>(d)];
+      offsets[0] += coordinate * strides[0][static_cast<size_t>(d)];
+      if (chain.window && d == chain.window->axis) {
+        outside = coordinate < chain.window->start || coordinate >= chain.window->end;
+        coordinate -= chain.window->start;
+      }
+      for (size_t k = 1; k < offsets.size(); ++k) offsets[k] += coordinate * strides[k][static_cast<size_t>(d)];
+    }
+    if (outside) {
+      po[i] = x0[offsets[0]];
+      continue;
     }
     const auto value = [&](int k) { return static_cast<double>(args.inputs[k]->data<float>()[offsets[k]]); };
     double v = value(0);

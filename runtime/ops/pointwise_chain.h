@@ -16,9 +16,18 @@
 //   chain_params    floats, 4 per step: alpha, beta, lo, hi (LeakyRelu alpha; HardSigmoid alpha,
 //                   beta; Clip lo, hi; a binary step's constant operand in alpha; 0 otherwise)
 // Each step follows the formula of the op it replaces (unary_math.h and the binary references).
+//
+// A windowed chain (attribute chain_window = [axis, start, end], 0 <= start < end) computes only
+// the elements of X0 whose index along `axis` lies in [start, end): the window, shaped as X0 with
+// that dim end - start. The other inputs broadcast to the window without widening it; every output
+// element outside the window is X0's, and the output has X0's shape. The fuser makes these from a
+// Slice or Split into pieces, pointwise ops on some and a Concat of all along the same axis
+// (fusion/fold_slices_into_windowed_chains.cpp): YOLOv5's head decodes its boxes' xy and wh this
+// way, and with the output in X0's bytes the kernel touches the window alone.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "runtime/attributes.h"
@@ -31,6 +40,7 @@ namespace edgefuse {
 // Limits shared by the fuser, the kernels and the GPU lowering (one GPU step has 4 operand slots).
 inline constexpr int kMaxChainInputs = 4;
 inline constexpr int kMaxChainSteps = 8;
+inline constexpr int kMaxChainWindowRank = 8;  // a window's axis is below this
 
 struct PointwiseChainStep {
   OpKind op = OpKind::kRelu;
@@ -42,15 +52,26 @@ struct PointwiseChainStep {
   float hi = 0;
 };
 
-struct PointwiseChain {
-  std::vector<PointwiseChainStep> steps;
+struct ChainWindow {
+  int axis = 0;  // counted from the first dim
+  int64_t start = 0;
+  int64_t end = 0;
 };
 
+struct PointwiseChain {
+  std::vector<PointwiseChainStep> steps;
+  std::optional<ChainWindow> window;  // see the header; nullopt: the chain computes every element
+};
+
+// X0's shape with the window's dim cut to its width: the shape the chain computes and the other
+// inputs broadcast to.
+Shape chain_window_shape(const Shape& full, const ChainWindow& window);
+
 // Reads and checks the chain_* attributes against the node's input count; a malformed chain is
-// an invalid model naming the step and what is wrong.
+// an invalid model naming the step (or the window) and what is wrong.
 Result<PointwiseChain> pointwise_chain(const Node& node);
 
-// Writes `chain` as the chain_* attributes (replacing any present).
+// Writes `chain` as the chain_* attributes (replacing any present; chain_window only when windowed).
 void set_pointwise_chain(Attributes& attrs, const PointwiseChain& chain);
 
 }  // namespace edgefuse

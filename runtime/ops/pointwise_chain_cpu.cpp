@@ -6,7 +6,13 @@
 // written once, whatever the chain's length. Every read of a tile's elements comes before the
 // tile's output is written, so the output may take the bytes of a same-shaped input (the memory
 // planner's in-place reuse).
+//
+// A windowed chain walks its window the same way, as if it were a contiguous tensor: each tile's
+// X0 elements are gathered from the window's runs (one run of (end - start) x inner elements per
+// index before the axis) and its results scattered back. In place, nothing outside the window is
+// touched; otherwise X0 is first copied to the output whole.
 #include <algorithm>
+#include <optional>
 
 #include "runtime/ops/broadcast.h"
 #include "runtime/ops/cpu_kernel_table.h"
@@ -63,15 +69,61 @@ void run_tile(const PointwiseChain& chain, const ChainOperand* ins, float* out, 
   }
 }
 
+// Where a window's elements lie in the whole tensor: element w of the window (counted as in a
+// contiguous tensor of the window's shape) is at run w / run_length, offset w % run_length, and
+// run r starts at r * run_stride + first.
+struct WindowRuns {
+  int64_t run_length = 0;
+  int64_t run_stride = 0;
+  int64_t first = 0;
+
+  WindowRuns(const Shape& full, const ChainWindow& window) {
+    int64_t inner = 1;
+    for (size_t d = static_cast<size_t>(window.axis) + 1; d < full.size(); ++d) inner *= full[d];
+    run_length = (window.end - window.start) * inner;
+    run_stride = full[static_cast<size_t>(window.axis)] * inner;
+    first = window.start * inner;
+  }
+
+  // Calls visit(whole_offset, window_offset, length) for each piece of window elements [w, w + count).
+  template <typename Visit>
+  void for_each_piece(int64_t w, int64_t count, Visit&& visit) const {
+    for (int64_t done = 0; done < count;) {
+      const int64_t run = (w + done) / run_length;
+      const int64_t at = (w + done) % run_length;
+      const int64_t length = std::min(run_length - at, count - done);
+      visit(run * run_stride + first + at, done, length);
+      done += length;
+    }
+  }
+};
+
+// Copies X0 to a distinct output, so that a windowed chain then only writes its window.
+void copy_whole(const float* from, float* to, int64_t count, ThreadPool* pool) {
+  parallel_for(pool, (count + kTile - 1) / kTile, kGrainElements / kTile, [&](int64_t begin, int64_t end) {
+    std::copy(from + begin * kTile, from + std::min(count, end * kTile), to + begin * kTile);
+  });
+}
+
 }  // namespace
 
 Status cpu_pointwise_chain(const KernelArgs& args) {
   EF_ASSIGN_OR_RETURN(const PointwiseChain chain, pointwise_chain(args.node));
   Tensor& out = *args.outputs[0];
   if (out.numel() == 0) return Status::ok();
+  // The shape the steps run over: the output's, or the window's.
+  const Shape computed = chain.window ? chain_window_shape(out.shape(), *chain.window) : out.shape();
+  std::optional<WindowRuns> window;
+  if (chain.window) {
+    window.emplace(out.shape(), *chain.window);
+    const float* x0 = args.inputs[0]->data<float>();
+    if (x0 != out.data<float>()) copy_whole(x0, out.data<float>(), out.numel(), args.pool);
+  }
   std::vector<Shape> shapes;
   for (const Tensor* input : args.inputs) shapes.push_back(input->shape());
-  const MultiBroadcastLoop loop = plan_multi_broadcast_loop(shapes, out.shape());
+  if (window) shapes[0] = computed;
+  const MultiBroadcastLoop loop = plan_multi_broadcast_loop(shapes, computed);
+  const int64_t computed_numel = shape_numel(computed);
   const size_t input_count = args.inputs.size();
   const int64_t inner = loop.inner();
   const int64_t rows = loop.rows();
@@ -86,15 +138,23 @@ Status cpu_pointwise_chain(const KernelArgs& args) {
   parallel_for(args.pool, units, grain, [&](int64_t begin, int64_t end) {
     float tile[kTile];
     float gathered[kMaxChainInputs][kTile];
+    float result[kTile];
     ChainOperand ins[kMaxChainInputs];
     for (int64_t unit = begin; unit < end; ++unit) {
       const int64_t row = unit / tiles_per_row * tile_rows;
       const int64_t row_count = std::min(tile_rows, rows - row);
       const int64_t first = (unit % tiles_per_row) * kTile;
+      const int64_t count = packed ? row_count * inner : std::min(kTile, inner - first);
+      const int64_t computed_first = row * inner + first;  // the tile's first element of `computed`
       for (size_t k = 0; k < input_count; ++k) {
         const float* data = args.inputs[k]->data<float>();
         const int64_t stride = loop.strides[k].back();
-        if (row_count == 1 || args.inputs[k]->numel() == out.numel()) {  // one row, or laid out as the output
+        if (k == 0 && window) {
+          window->for_each_piece(computed_first, count, [&](int64_t whole, int64_t at, int64_t length) {
+            std::copy(data + whole, data + whole + length, gathered[0] + at);
+          });
+          ins[0] = {gathered[0], 1};
+        } else if (row_count == 1 || shape_numel(shapes[k]) == computed_numel) {  // one row, or laid out as computed
           ins[k] = {data + loop.row_offset(k, row) + first * stride, row_count == 1 ? stride : 1};
         } else if (args.inputs[k]->numel() == 1) {
           ins[k] = {data, 0};
@@ -119,8 +179,14 @@ Status cpu_pointwise_chain(const KernelArgs& args) {
           ins[k] = {gathered[k], 1};
         }
       }
-      const int64_t count = packed ? row_count * inner : std::min(kTile, inner - first);
-      run_tile(chain, ins, po + row * inner + first, count, tile);
+      if (!window) {
+        run_tile(chain, ins, po + computed_first, count, tile);
+        continue;
+      }
+      run_tile(chain, ins, result, count, tile);
+      window->for_each_piece(computed_first, count, [&](int64_t whole, int64_t at, int64_t length) {
+        std::copy(result + at, result + at + length, po + whole);
+      });
     }
   });
   return Status::ok();

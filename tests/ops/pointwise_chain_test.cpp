@@ -162,6 +162,99 @@ TEST_CASE("PointwiseChain: reference and CPU kernels equal the chain run op by o
   CHECK(broadcast_heads > 50);
 }
 
+namespace {
+
+// Copies between a tensor and its window [start, end) along `axis`: the window's runs of
+// (end - start) x inner elements, one per index before the axis.
+void copy_window(const Tensor& whole, Tensor& window, int axis, int64_t start, bool into_window) {
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= whole.dim(d);
+  for (int d = axis + 1; d < whole.rank(); ++d) inner *= whole.dim(d);
+  const int64_t run = window.dim(axis) * inner;
+  float* w = window.data<float>();
+  auto* x = const_cast<float*>(whole.data<float>());
+  for (int64_t o = 0; o < outer; ++o) {
+    float* at = x + (o * whole.dim(axis) + start) * inner;
+    if (into_window) {
+      std::copy(at, at + run, w + o * run);
+    } else {
+      std::copy(w + o * run, w + o * run + run, at);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("PointwiseChain: windowed chains change their window alone, in place or not, on 200 random chains") {
+  std::mt19937 rng(47);
+  ThreadPool three(3);
+  int in_first_dim = 0, in_last_dim = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    CAPTURE(trial);
+    ChainCase c = random_chain(rng);
+    Shape window_shape;
+    for (const Tensor& t : c.inputs) window_shape = broadcast_shapes(window_shape, t.shape()).value();
+    const int axis = static_cast<int>(pick(rng, 0, static_cast<int64_t>(window_shape.size()) - 1));
+    const int64_t before = pick(rng, 0, 3), after = pick(rng, before == 0 ? 1 : 0, 3);
+    Shape full = window_shape;
+    full[static_cast<size_t>(axis)] += before + after;
+    in_first_dim += axis == 0 ? 1 : 0;
+    in_last_dim += axis + 1 == static_cast<int>(full.size()) ? 1 : 0;
+    const Tensor x0 = test::random_tensor(DType::kF32, full, rng, -2.0, 2.0);
+    c.inputs[0] = Tensor::zeros(DType::kF32, window_shape);
+    copy_window(x0, c.inputs[0], axis, before, true);
+    Tensor computed = run_op_by_op(c);
+    Tensor expected = x0.clone();
+    copy_window(expected, computed, axis, before, false);
+
+    c.chain.window = ChainWindow{axis, before, before + window_shape[static_cast<size_t>(axis)]};
+    set_pointwise_chain(c.node.attrs, c.chain);
+    std::vector<const Tensor*> inputs = {&x0};
+    for (size_t k = 1; k < c.inputs.size(); ++k) inputs.push_back(&c.inputs[k]);
+    for (bool reference : {true, false}) {
+      INFO(std::string(reference ? "reference" : "cpu"));
+      const Tensor actual = run_one(c.node, inputs, reference, reference ? nullptr : &three);
+      REQUIRE(actual.shape() == full);
+      const test::ErrorStats stats = test::compare_tensors(actual, expected);
+      CHECK_MESSAGE(stats.relative_l2 <= 1e-5, stats.to_string());
+      CHECK(stats.mismatched_nan == 0);
+    }
+    // In place: the output is X0's bytes; elements outside the window stay bit for bit.
+    Tensor in_place = x0.clone();
+    std::vector<const Tensor*> in_place_inputs = inputs;
+    in_place_inputs[0] = &in_place;
+    Tensor* outputs[] = {&in_place};
+    REQUIRE(op_def(OpKind::kPointwiseChain).cpu(KernelArgs{c.node, in_place_inputs, outputs, &three}).is_ok());
+    CHECK(test::compare_tensors(in_place, expected).relative_l2 <= 1e-5);
+    for (int64_t i = 0; i < x0.numel(); i += 7) {
+      int64_t index_on_axis = i;
+      for (int d = in_place.rank() - 1; d > axis; --d) index_on_axis /= in_place.dim(d);
+      index_on_axis %= in_place.dim(axis);
+      if (index_on_axis < before || index_on_axis >= full[static_cast<size_t>(axis)] - after) {
+        REQUIRE(in_place.data<float>()[i] == x0.data<float>()[i]);
+      }
+    }
+  }
+  CHECK(in_first_dim > 20);
+  CHECK(in_last_dim > 20);
+}
+
+TEST_CASE("PointwiseChain: windows must fit input 0 and the other inputs must not widen them") {
+  Node node = make_node(OpKind::kPointwiseChain, 2);
+  PointwiseChain chain{{{OpKind::kAdd, 1}}, ChainWindow{1, 2, 4}};
+  set_pointwise_chain(node.attrs, chain);
+  const Tensor x = Tensor::zeros(DType::kF32, {3, 5});
+  const Tensor fits = Tensor::zeros(DType::kF32, {3, 2});
+  const Tensor widens = Tensor::zeros(DType::kF32, {2, 3, 2});
+  CHECK(run_op(node, {&x, &fits}, true).is_ok());
+  CHECK(run_op(node, {&x, &widens}, true).status().to_string().find("widens the chain's window") != std::string::npos);
+  chain.window = ChainWindow{1, 4, 6};
+  set_pointwise_chain(node.attrs, chain);
+  CHECK(run_op(node, {&x, &fits}, true).status().to_string().find("does not fit input 0") != std::string::npos);
+  node.attrs.set("chain_window", std::vector<int64_t>{1, 3, 3});
+  CHECK(run_op(node, {&x, &fits}, true).status().to_string().find("chain_window must be") != std::string::npos);
+}
+
 TEST_CASE("PointwiseChain: a chain whose output takes its input's bytes (in place) is unchanged") {
   std::mt19937 rng(5);
   PointwiseChain chain;
