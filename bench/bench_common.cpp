@@ -83,6 +83,27 @@ cli::OptionSpec thread_list_option(const char* default_value) {
           .description = "comma-separated thread counts to measure"};
 }
 
+cli::OptionSpec model_option() {
+  return {.name = "model",
+          .value_name = "FILE",
+          .description =
+              "measure this model instead of the shared ones (repeatable; e.g. a YOLO-shaped network "
+              "from tests/models' make_yolo_model)",
+          .repeatable = true};
+}
+
+std::vector<ModelToBench> models_to_bench(const cli::ParsedArgs& args, const std::filesystem::path& assets) {
+  std::vector<ModelToBench> models;
+  for (const std::string& path : args.all("model")) {
+    models.push_back({std::filesystem::path(path).filename().string(), path});
+  }
+  if (models.empty()) {
+    for (const BenchModel& model : kBenchModels)
+      models.push_back({model.label, (assets / model.relative_path).string()});
+  }
+  return models;
+}
+
 std::filesystem::path bench_assets_dir(const cli::ParsedArgs& args, const char* configured) {
   if (args.has("assets")) return args.get("assets");
   if (const char* env = std::getenv("EDGEFUSE_ASSETS_DIR"); env != nullptr && *env != '\0') return env;

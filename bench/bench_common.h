@@ -32,8 +32,18 @@ cli::OptionSpec warmup_option(const char* default_value, const char* description
 // --threads LIST (parse_thread_list), with each program's default.
 cli::OptionSpec thread_list_option(const char* default_value);
 
+// --model FILE (repeatable): a model to measure instead of the shared ones.
+cli::OptionSpec model_option();
+
 // --assets, else $EDGEFUSE_ASSETS_DIR, else `configured` (the CMake cache entry).
 std::filesystem::path bench_assets_dir(const cli::ParsedArgs& args, const char* configured);
+
+// The models to measure: each --model file (labelled by its file name), else kBenchModels under `assets`.
+struct ModelToBench {
+  std::string label;
+  std::string path;
+};
+std::vector<ModelToBench> models_to_bench(const cli::ParsedArgs& args, const std::filesystem::path& assets);
 
 struct Samples {
   std::vector<double> ms;  // one entry per timed run

@@ -43,11 +43,7 @@ const cli::CommandSpec& bench_spec() {
               runs_option("50", "timed runs per engine"),
               warmup_option("5", "untimed runs per engine first"),
               thread_list_option("1,2"),
-              {.name = "model",
-               .value_name = "FILE",
-               .description = "time this model instead of the shared ones (repeatable; e.g. a YOLO-shaped network "
-                              "from tests/models' make_yolo_model)",
-               .repeatable = true},
+              model_option(),
           },
   };
   return spec;
@@ -185,15 +181,8 @@ int run(int argc, char** argv) {
   std::printf("fused: graph passes + planned arena; eager: imported graph, one buffer per tensor\n\n");
   std::printf("| model | threads | fused ms | eager ms | OpenCV DNN ms | fused / eager | fused / OpenCV |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- |\n");
-  const std::vector<std::string> given = parsed->all("model");
-  for (const std::string& path : given) {
-    bench_model(std::filesystem::path(path).filename().string(), path, *thread_counts, warmup, runs);
-  }
-  if (given.empty()) {
-    for (const BenchModel& model : kBenchModels) {
-      bench_model(model.label, (assets / model.relative_path).string(), *thread_counts, warmup, runs);
-    }
-  }
+  const std::vector<ModelToBench> models = models_to_bench(*parsed, assets);
+  for (const ModelToBench& model : models) bench_model(model.label, model.path, *thread_counts, warmup, runs);
   std::printf(
       "\nmemory per inference (MB = 1e6 bytes), from the plans: activation bytes moved = each kernel's\n"
       "reads + writes of activations; eager buffers = one buffer per intermediate tensor\n\n");

@@ -6,7 +6,7 @@
 // by more than most passes are worth. Also the activation bytes moved and the kernels run, from
 // the two plans. Prints a Markdown table; see bench/RESULTS.md.
 //
-//   bench_passes [--assets DIR] [--runs N] [--warmup N] [--threads 1]
+//   bench_passes [--assets DIR] [--runs N] [--warmup N] [--threads 1] [--model FILE ...]
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -38,6 +38,7 @@ const cli::CommandSpec& bench_spec() {
               runs_option("100", "timed runs per variant"),
               warmup_option("5", "untimed runs per variant first"),
               thread_list_option("1"),
+              model_option(),
           },
   };
   return spec;
@@ -95,11 +96,11 @@ void compare(const char* model, const std::string& feature, const Result<Variant
   }
 }
 
-void bench_model(const BenchModel& model, const std::filesystem::path& assets, const std::vector<int>& thread_counts,
-                 int64_t warmup, int64_t runs) {
-  const std::string path = (assets / model.relative_path).string();
+void bench_model(const ModelToBench& model, const std::vector<int>& thread_counts, int64_t warmup, int64_t runs) {
+  const std::string& path = model.path;
+  const char* label = model.label.c_str();
   const auto skip_model = [&](const std::string& reason) {
-    std::printf("| %s | n/a (%s) | | | | | | |\n", model.label, one_line(reason).c_str());
+    std::printf("| %s | n/a (%s) | | | | | | |\n", label, one_line(reason).c_str());
   };
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) return skip_model("model file " + path + " not found");
@@ -114,11 +115,11 @@ void bench_model(const BenchModel& model, const std::filesystem::path& assets, c
     if (report.changes == 0) continue;
     FusionOptions without_pass;
     without_pass.skipped_passes = {report.pass};
-    compare(model.label, report.pass + " (" + std::to_string(report.changes) + ")",
+    compare(label, report.pass + " (" + std::to_string(report.changes) + ")",
             fused_variant(**imported, *inputs, without_pass), *full, *inputs, thread_counts, warmup, runs);
   }
   // The memory plan's Conv pairs (conv_pair.h), the other kernel fusion.
-  compare(model.label, "memory plan: Conv pairs",
+  compare(label, "memory plan: Conv pairs",
           fused_variant(**imported, *inputs, FusionOptions{}, ExecutorOptions{.conv_pairs = false}), *full, *inputs,
           thread_counts, warmup, runs);
 }
@@ -144,7 +145,7 @@ int run(int argc, char** argv) {
       "without ms | "
       "with ms | with / without |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
-  for (const BenchModel& model : kBenchModels) bench_model(model, assets, *thread_counts, warmup, runs);
+  for (const ModelToBench& model : models_to_bench(*parsed, assets)) bench_model(model, *thread_counts, warmup, runs);
   return 0;
 }
 

@@ -38,15 +38,6 @@ struct Phase {
   std::vector<NodeId> slices;  // the chain, output end first
 };
 
-std::optional<std::vector<int64_t>> constant_ints(const Graph& graph, const Node& node, int index) {
-  if (!node.has_input(index)) return std::nullopt;
-  const Tensor* t = constant_data(graph, node.inputs[static_cast<size_t>(index)]);
-  if (t == nullptr) return std::nullopt;
-  Result<std::vector<int64_t>> values = read_constant_ints(*t, "slice operand");
-  if (!values.is_ok()) return std::nullopt;
-  return *values;
-}
-
 // [N, C, H, W] f32 with C, H, W known and H, W even (the batch may be dynamic: -1).
 bool known_even_nchw(const TensorDesc& desc) {
   if (desc.dtype != DType::kF32 || desc.shape.size() != 4 || desc.shape[0] == 0) return false;
@@ -58,28 +49,14 @@ bool known_even_nchw(const TensorDesc& desc) {
 
 // Applies one Slice's (start, end, axis, step) entries to `phase`; false when not a phase slice.
 bool apply_slice(const Graph& graph, const Node& slice, const Shape& x_shape, Phase& phase) {
-  const std::optional<std::vector<int64_t>> starts = constant_ints(graph, slice, 1);
-  const std::optional<std::vector<int64_t>> ends = constant_ints(graph, slice, 2);
-  if (!starts || !ends || starts->size() != ends->size() || starts->empty()) return false;
-  std::vector<int64_t> axes(starts->size());
-  for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
-  if (slice.has_input(3)) {
-    std::optional<std::vector<int64_t>> given = constant_ints(graph, slice, 3);
-    if (!given) return false;
-    axes = *given;
-  }
-  std::vector<int64_t> steps(starts->size(), 1);
-  if (slice.has_input(4)) {
-    std::optional<std::vector<int64_t>> given = constant_ints(graph, slice, 4);
-    if (!given) return false;
-    steps = *given;
-  }
-  if (axes.size() != starts->size() || steps.size() != starts->size()) return false;
+  const std::optional<ConstantSlice> bounds = constant_slice(graph, slice);
+  if (!bounds) return false;
+  const auto& [starts, ends, axes, steps] = *bounds;
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t axis = axes[i] < 0 ? axes[i] + 4 : axes[i];
     if (axis != 2 && axis != 3) return false;
-    const int64_t start = (*starts)[i];
-    if (steps[i] != 2 || (start != 0 && start != 1) || (*ends)[i] < x_shape[static_cast<size_t>(axis)]) return false;
+    const int64_t start = starts[i];
+    if (steps[i] != 2 || (start != 0 && start != 1) || ends[i] < x_shape[static_cast<size_t>(axis)]) return false;
     int64_t& phase_start = axis == 2 ? phase.dy : phase.dx;
     if (phase_start != -1) return false;  // the axis is sliced twice
     phase_start = start;

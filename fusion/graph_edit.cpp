@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "runtime/op_table.h"
+#include "runtime/ops/axes.h"
 #include "runtime/ops/conv_problem.h"
 
 namespace edgefuse::fusion {
@@ -86,6 +87,38 @@ void replace_uses(Graph& graph, ValueId from, ValueId to) {
   for (Node& node : graph.nodes()) {
     std::replace(node.inputs.begin(), node.inputs.end(), from, to);
   }
+}
+
+std::optional<std::vector<int64_t>> constant_ints(const Graph& graph, const Node& node, int index) {
+  if (!node.has_input(index)) return std::nullopt;
+  const Tensor* t = constant_data(graph, node.inputs[static_cast<size_t>(index)]);
+  if (t == nullptr) return std::nullopt;
+  Result<std::vector<int64_t>> values = read_constant_ints(*t, "constant operand");
+  if (!values.is_ok()) return std::nullopt;
+  return *values;
+}
+
+std::optional<ConstantSlice> constant_slice(const Graph& graph, const Node& slice) {
+  ConstantSlice bounds;
+  std::optional<std::vector<int64_t>> starts = constant_ints(graph, slice, 1);
+  std::optional<std::vector<int64_t>> ends = constant_ints(graph, slice, 2);
+  if (!starts || !ends || starts->size() != ends->size() || starts->empty()) return std::nullopt;
+  bounds.starts = std::move(*starts);
+  bounds.ends = std::move(*ends);
+  for (size_t i = 0; i < bounds.starts.size(); ++i) bounds.axes.push_back(static_cast<int64_t>(i));
+  bounds.steps.assign(bounds.starts.size(), 1);
+  if (slice.has_input(3)) {
+    std::optional<std::vector<int64_t>> axes = constant_ints(graph, slice, 3);
+    if (!axes) return std::nullopt;
+    bounds.axes = std::move(*axes);
+  }
+  if (slice.has_input(4)) {
+    std::optional<std::vector<int64_t>> steps = constant_ints(graph, slice, 4);
+    if (!steps) return std::nullopt;
+    bounds.steps = std::move(*steps);
+  }
+  if (bounds.axes.size() != bounds.starts.size() || bounds.steps.size() != bounds.starts.size()) return std::nullopt;
+  return bounds;
 }
 
 void compact(Graph& graph, const std::vector<bool>& dead) {

@@ -23,6 +23,17 @@ bool is_initializer(const Graph& graph, ValueId value);
 // The constant data of `value` when it is an initializer, else nullptr.
 const Tensor* constant_data(const Graph& graph, ValueId value);
 
+// The integers of node input `index` when it is a constant integer initializer, else nothing.
+std::optional<std::vector<int64_t>> constant_ints(const Graph& graph, const Node& node, int index);
+
+// A Slice's constant operands, all of one length: starts, ends, axes (0, 1, ... when absent; as
+// given, negative ones included) and steps (1 when absent). Nothing when one is not constant or
+// the lengths disagree.
+struct ConstantSlice {
+  std::vector<int64_t> starts, ends, axes, steps;
+};
+std::optional<ConstantSlice> constant_slice(const Graph& graph, const Node& slice);
+
 // Per value: what is known before any node runs: initializers with their data, and graph inputs of
 // fully static shape as meta tensors (the start of shape propagation and constant folding).
 std::vector<std::optional<Tensor>> initially_known_values(const Graph& graph);

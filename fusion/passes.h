@@ -36,6 +36,9 @@ Status fold_max_pool_into_conv_residual(Graph& graph, PassReport& report);
 Status fold_transpose_into_conv_output(Graph& graph, PassReport& report);
 // fuse_conv_activation for the Convs that now write channels-last, whose activation followed the Transpose.
 Status fuse_conv_activation_after_transposes(Graph& graph, PassReport& report);
+// Turns pieces of a tensor (Slices or a Split), pointwise ops on some and a Concat of all on the
+// same axis into windowed PointwiseChains over the tensor.
+Status fold_slices_into_windowed_chains(Graph& graph, PassReport& report);
 // Fuses runs of pointwise ops (each reading the previous output) into one PointwiseChain node.
 Status fuse_pointwise_chains(Graph& graph, PassReport& report);
 // Chains parallel same-padded stride-1 MaxPools of one input (SPP) so each reads the smaller one.

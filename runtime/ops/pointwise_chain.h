@@ -20,7 +20,8 @@
 // A windowed chain (attribute chain_window = [axis, start, end], 0 <= start < end) computes only
 // the elements of X0 whose index along `axis` lies in [start, end): the window, shaped as X0 with
 // that dim end - start. The other inputs broadcast to the window without widening it; every output
-// element outside the window is X0's, and the output has X0's shape. The fuser makes these from a
+// element outside the window is X0's, and the output has X0's shape. A binary step reading X0 as
+// its operand reads the window's element. The fuser makes these from a
 // Slice or Split into pieces, pointwise ops on some and a Concat of all along the same axis
 // (fusion/fold_slices_into_windowed_chains.cpp): YOLOv5's head decodes its boxes' xy and wh this
 // way, and with the output in X0's bytes the kernel touches the window alone.

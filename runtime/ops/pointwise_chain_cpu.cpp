@@ -88,13 +88,28 @@ struct WindowRuns {
   // Calls visit(whole_offset, window_offset, length) for each piece of window elements [w, w + count).
   template <typename Visit>
   void for_each_piece(int64_t w, int64_t count, Visit&& visit) const {
+    int64_t whole = w / run_length * run_stride + first + w % run_length;
+    int64_t length = std::min(run_length - w % run_length, count);
     for (int64_t done = 0; done < count;) {
-      const int64_t run = (w + done) / run_length;
-      const int64_t at = (w + done) % run_length;
-      const int64_t length = std::min(run_length - at, count - done);
-      visit(run * run_stride + first + at, done, length);
+      visit(whole, done, length);
+      whole += length - run_length + run_stride;  // the next run's start
       done += length;
+      length = std::min(run_length, count - done);
     }
+  }
+
+  // Gathers window elements [w, w + count) of `whole` into `window`.
+  void gather(const float* whole, float* window, int64_t w, int64_t count) const {
+    for_each_piece(w, count, [&](int64_t at_whole, int64_t at_window, int64_t length) {
+      for (int64_t i = 0; i < length; ++i) window[at_window + i] = whole[at_whole + i];  // short runs: no call
+    });
+  }
+
+  // Scatters `window`'s count elements back to window elements [w, w + count) of `whole`.
+  void scatter(const float* window, float* whole, int64_t w, int64_t count) const {
+    for_each_piece(w, count, [&](int64_t at_whole, int64_t at_window, int64_t length) {
+      for (int64_t i = 0; i < length; ++i) whole[at_whole + i] = window[at_window + i];
+    });
   }
 };
 
@@ -150,9 +165,7 @@ Status cpu_pointwise_chain(const KernelArgs& args) {
         const float* data = args.inputs[k]->data<float>();
         const int64_t stride = loop.strides[k].back();
         if (k == 0 && window) {
-          window->for_each_piece(computed_first, count, [&](int64_t whole, int64_t at, int64_t length) {
-            std::copy(data + whole, data + whole + length, gathered[0] + at);
-          });
+          window->gather(data, gathered[0], computed_first, count);
           ins[0] = {gathered[0], 1};
         } else if (row_count == 1 || shape_numel(shapes[k]) == computed_numel) {  // one row, or laid out as computed
           ins[k] = {data + loop.row_offset(k, row) + first * stride, row_count == 1 ? stride : 1};
@@ -184,9 +197,7 @@ Status cpu_pointwise_chain(const KernelArgs& args) {
         continue;
       }
       run_tile(chain, ins, result, count, tile);
-      window->for_each_piece(computed_first, count, [&](int64_t whole, int64_t at, int64_t length) {
-        std::copy(result + at, result + at + length, po + whole);
-      });
+      window->scatter(result, po, computed_first, count);
     }
   });
   return Status::ok();

@@ -25,16 +25,25 @@ ValueId GraphMaker::random_constant(Shape shape, std::mt19937& rng, double lo, d
 }
 
 ValueId GraphMaker::node(OpKind op, std::vector<ValueId> inputs, Attributes attrs) {
+  return node_with_outputs(op, std::move(inputs), 1, std::move(attrs))[0];
+}
+
+std::vector<ValueId> GraphMaker::node_with_outputs(OpKind op, std::vector<ValueId> inputs, int outputs,
+                                                   Attributes attrs) {
   const int id = counter_++;
-  const ValueId out = graph_.add_value("value" + std::to_string(id), TensorDesc{DType::kF32, {}});
   Node n;
   n.op = op;
   n.name = std::string(op_name(op)) + std::to_string(id);
   n.inputs = std::move(inputs);
-  n.outputs = {out};
+  for (int k = 0; k < outputs; ++k) {
+    std::string name = "value" + std::to_string(id);
+    if (outputs > 1) name.append("_").append(std::to_string(k));
+    n.outputs.push_back(graph_.add_value(std::move(name), TensorDesc{DType::kF32, {}}));
+  }
   n.attrs = std::move(attrs);
+  std::vector<ValueId> produced = n.outputs;
   graph_.add_node(std::move(n));
-  return out;
+  return produced;
 }
 
 Attributes same_padded_conv_attrs(int64_t kernel, int64_t group, int64_t stride) {
@@ -150,7 +159,7 @@ Graph apply_and_compare(const Graph& graph, Status (*pass)(Graph&, PassReport&),
   const std::vector<Tensor> inputs = random_inputs_for(graph, rng);
   for (bool reference : {false, true}) {
     const double error = max_relative_l2(run_graph(fused, inputs, reference), run_graph(graph, inputs, reference));
-    CHECK(error <= kFusionTolerance);
+    CHECK_MESSAGE(error <= kFusionTolerance, (reference ? "reference" : "optimised"), " kernels");
   }
   return fused;
 }

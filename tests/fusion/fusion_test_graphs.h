@@ -20,6 +20,8 @@ class GraphMaker {
   ValueId random_constant(Shape shape, std::mt19937& rng, double lo = -1.0, double hi = 1.0);
   // Adds a node with one output and returns that output.
   ValueId node(OpKind op, std::vector<ValueId> inputs, Attributes attrs = {});
+  // Adds a node with `outputs` outputs (a Split) and returns them.
+  std::vector<ValueId> node_with_outputs(OpKind op, std::vector<ValueId> inputs, int outputs, Attributes attrs = {});
   void output(ValueId value) { graph_.outputs().push_back(value); }
   Graph& graph() { return graph_; }
 

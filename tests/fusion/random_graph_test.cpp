@@ -1,8 +1,9 @@
 // Property test: random small graphs (chains of Conv, BatchNormalization or a channel scale and shift, activations,
 // SiLU, Add (also after an activated Conv, YOLOX's shortcut), runs of pointwise ops, Concat, MaxPool, Identity,
-// constant subexpressions, Focus stems (space-to-depth + Conv), SPP blocks and channels-last heads, with random shapes
-// and constant weights; intermediate values sometimes graph outputs) give the same outputs after optimize_graph as
-// before, with both kernel sets. Seeded, so a failure names its case.
+// constant subexpressions, Focus stems (space-to-depth + Conv), SPP blocks, channels-last heads, and tensors cut into
+// pieces, some changed, and joined again, with random shapes and constant weights; intermediate values sometimes
+// graph outputs) give the same outputs after optimize_graph as before, with both kernel sets. Seeded, so a failure
+// names its case.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -119,7 +120,7 @@ Graph random_graph(std::mt19937& rng) {
   const int64_t steps = pick(rng, 2, 7);
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t c = cur.shape[1];
-    switch (pick(rng, 0, 16)) {
+    switch (pick(rng, 0, 17)) {
       case 0:
       case 1:
       case 2:
@@ -239,6 +240,42 @@ Graph random_graph(std::mt19937& rng) {
                                            m.constant(Tensor::from_vector<int64_t>({3}, {1, cells, out_channels}))}));
         break;
       }
+      case 17: {  // cut into pieces on channels or columns (Slices or a Split), pointwise ops on some
+                  // pieces, joined again on that axis: in order (windowed chains), or not
+        const size_t axis = pick(rng, 0, 1) == 0 ? 1 : 3;
+        const int64_t dim = cur.shape[axis];
+        if (dim < 2) break;
+        std::vector<int64_t> cuts = {0, pick(rng, 1, dim - 1), dim};
+        if (cuts[1] + 1 < dim && pick(rng, 0, 1) == 0) cuts.insert(cuts.begin() + 2, pick(rng, cuts[1] + 1, dim - 1));
+        std::vector<ValueId> pieces;
+        const auto ints = [&](std::vector<int64_t> v) {
+          const auto n = static_cast<int64_t>(v.size());
+          return m.constant(Tensor::from_vector<int64_t>({n}, v));
+        };
+        Attributes on_axis;
+        on_axis.set("axis", static_cast<int64_t>(axis));
+        if (pick(rng, 0, 1) == 0) {
+          std::vector<int64_t> sizes;
+          for (size_t i = 1; i < cuts.size(); ++i) sizes.push_back(cuts[i] - cuts[i - 1]);
+          pieces =
+              m.node_with_outputs(OpKind::kSplit, {cur.value, ints(sizes)}, static_cast<int>(sizes.size()), on_axis);
+        } else {
+          for (size_t i = 1; i < cuts.size(); ++i) {
+            pieces.push_back(m.node(
+                OpKind::kSlice, {cur.value, ints({cuts[i - 1]}), ints({cuts[i]}), ints({static_cast<int64_t>(axis)})}));
+          }
+        }
+        for (size_t i = 0; i < pieces.size(); ++i) {
+          if (pick(rng, 0, 2) == 0) continue;
+          Current piece{pieces[i], cur.shape};
+          piece.shape[axis] = cuts[i + 1] - cuts[i];
+          for (int64_t op = pick(rng, 1, 3); op > 0; --op) piece.value = add_pointwise(m, piece, {}, rng);
+          pieces[i] = piece.value;
+        }
+        if (pick(rng, 0, 4) == 0) std::reverse(pieces.begin(), pieces.end());
+        cur.value = m.node(OpKind::kConcat, pieces, on_axis);
+        break;
+      }
       case 12: {  // SPP: Concat of the input and same-padded stride-1 pools of growing odd kernels
         Attributes axis;
         axis.set("axis", int64_t{1});
@@ -280,6 +317,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   int stems_folded = 0;
   int pools_chained = 0;
   int pointwise_chains = 0;
+  int windowed_chains = 0;
   int concats_into_transposes = 0;
   int pools_into_residuals = 0;
   int transposes_into_convs = 0;
@@ -298,6 +336,7 @@ TEST_CASE("random graphs: fused equals unfused") {
       if (report.pass == "fold_space_to_depth_into_conv") stems_folded += report.changes;
       if (report.pass == "cascade_spp_maxpools") pools_chained += report.changes;
       if (report.pass == "fuse_pointwise_chains") pointwise_chains += report.changes;
+      if (report.pass == "fold_slices_into_windowed_chains") windowed_chains += report.changes;
       if (report.pass == "fold_concat_into_transpose") concats_into_transposes += report.changes;
       if (report.pass == "fold_max_pool_into_conv_residual") pools_into_residuals += report.changes;
       if (report.pass == "fold_transpose_into_conv_output") transposes_into_convs += report.changes;
@@ -313,14 +352,16 @@ TEST_CASE("random graphs: fused equals unfused") {
   }
   MESSAGE("random graphs: ", changes, " rewrites (", residuals_after_activation, " residuals after an activation, ",
           stems_folded, " Focus stems, ", pools_chained, " pools chained, ", pointwise_chains, " pointwise chains, ",
-          concats_into_transposes, " Concats into Transposes, ", pools_into_residuals, " pools read through by Convs, ",
-          transposes_into_convs, " Transposes written by Convs, ", scale_shifts_into_convs,
-          " scales and shifts into Convs), ", fewer_nodes, " of ", kCases, " graphs shrank");
+          windowed_chains, " Concats of pieces into windowed chains, ", concats_into_transposes,
+          " Concats into Transposes, ", pools_into_residuals, " pools read through by Convs, ", transposes_into_convs,
+          " Transposes written by Convs, ", scale_shifts_into_convs, " scales and shifts into Convs), ", fewer_nodes,
+          " of ", kCases, " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
   CHECK(residuals_after_activation > 0);
   CHECK(stems_folded > 0);
   CHECK(pools_chained > 0);
   CHECK(pointwise_chains > 0);
+  CHECK(windowed_chains > 0);
   CHECK(concats_into_transposes > 0);
   CHECK(pools_into_residuals > 0);
   CHECK(transposes_into_convs > 0);

@@ -2,7 +2,8 @@
 // weights (tests/models/yolo_architectures.h): C2f and C3 blocks (Split, residual bottlenecks,
 // Concats), SPPF (three chained 5x5 MaxPools), nearest upsampling, and each family's Detect head:
 // YOLOv8's DFL (Softmax over 16 bins, the fixed 1x1 Conv that takes their expectation), dist2bbox
-// and Sigmoid scores; YOLOv5's rank-5 view of each level, Sigmoid, grid offsets, Pow and anchors.
+// and Sigmoid scores; YOLOv5's rank-5 view of each level, Sigmoid, grid offsets, Pow and anchors
+// (fused into windowed chains over each level's rows).
 // Ours (imported and fused; optimised and reference kernels) against OpenCV DNN; recognised as the
 // family and decoded by the Detector.
 #include <doctest/doctest.h>
@@ -23,6 +24,7 @@
 #include "models/onnx/onnx_importer.h"
 #include "runtime/executor.h"
 #include "runtime/op_table.h"
+#include "runtime/ops/pointwise_chain.h"
 #include "tests/models/model_fixtures.h"
 #include "tests/models/yolo_architectures.h"
 #include "tests/support/numerics.h"
@@ -36,6 +38,14 @@ std::map<std::string, int> count_ops(const Graph& graph) {
   std::map<std::string, int> counts;
   for (const Node& node : graph.nodes()) ++counts[std::string(op_name(node.op))];
   return counts;
+}
+
+int windowed_chains(const Graph& graph) {
+  int count = 0;
+  for (const Node& node : graph.nodes()) {
+    if (node.op == OpKind::kPointwiseChain && pointwise_chain(node).value().window) ++count;
+  }
+  return count;
 }
 
 void check_small_yolo(DetectorFamily family) {
@@ -64,6 +74,11 @@ void check_small_yolo(DetectorFamily family) {
   CHECK(before["Sigmoid"] - model.head_sigmoids == before["Mul"] - model.head_muls);
   CHECK(after["Sigmoid"] <= model.head_sigmoids);
   CHECK(after["Mul"] <= model.head_muls);
+  if (family == DetectorFamily::kYolov5) {
+    // Each level decodes xy and wh of its rows cut by Slices and joined again: two windowed chains.
+    CHECK(after["Slice"] == 0);
+    CHECK(windowed_chains(**fused) == 6);
+  }
 
   for (const auto& [graph, what] :
        {std::pair{*imported, std::string("imported")}, std::pair{*fused, std::string("fused")}}) {
