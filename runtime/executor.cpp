@@ -119,6 +119,12 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
         values[v] = Tensor::meta(desc.dtype, desc.shape);
       }
     }
+    written_into_.assign(values.size(), {});
+    for (size_t v = 0; v < values.size(); ++v) {
+      if (plan.written_into_output[v] != kNoValue) {
+        written_into_[static_cast<size_t>(plan.written_into_output[v])].push_back(static_cast<ValueId>(v));
+      }
+    }
     bound_plan_ = &plan;
     bound_arena_ = arena;
   }
@@ -154,13 +160,21 @@ Result<std::vector<Tensor>> Executor::run_planned(const MemoryPlan& plan, std::s
     for (ValueId output : node.outputs) {
       const auto v = static_cast<size_t>(output);
       const TensorDesc& desc = plan.descs[v];
-      // A view's input is written into its graph output's storage (PlanOptions::output_views).
+      // Values written into a graph output's storage (PlanOptions::output_views): the output is
+      // made when the first of them is, and all of them are bound at their offsets then (views
+      // among them have no node to bind them).
       if (const ValueId target = plan.written_into_output[v]; target != kNoValue) {
         const auto t = static_cast<size_t>(target);
-        values[t] = output_storage(t, plan.descs[t]);
-        values[v] = Tensor::with_storage(desc.dtype, desc.shape, values[t].storage());
-        stored_.push_back(t);
-        stored_.push_back(v);
+        if (values[t].storage() == nullptr) {
+          values[t] = output_storage(t, plan.descs[t]);
+          stored_.push_back(t);
+          for (ValueId member : written_into_[t]) {
+            const auto m = static_cast<size_t>(member);
+            values[m] = Tensor::wrap(plan.descs[m].dtype, plan.descs[m].shape,
+                                     static_cast<unsigned char*>(values[t].raw_data()) + plan.output_offset[m]);
+            stored_.push_back(m);
+          }
+        }
       } else if (plan.offset[v] < 0 && !plan.between_pair[v]) {
         // Graph outputs (kept by the caller) and empty values get their own storage.
         values[v] = output_storage(v, desc);

@@ -93,8 +93,9 @@ class Executor {
   std::unique_ptr<ThreadPool> pool_;
   std::vector<int> use_counts_;  // per value: consumer nodes, plus one when it is a graph output
   std::vector<double> profile_ms_;
-  std::vector<KernelCache> kernel_caches_;  // per node, for the planned path (op_table.h)
-  std::unique_ptr<BufferPool> buffers_;     // storage of released intermediate values, reused next run
+  std::vector<std::vector<ValueId>> written_into_;  // per graph output of the bound plan: values written into it
+  std::vector<KernelCache> kernel_caches_;          // per node, for the planned path (op_table.h)
+  std::unique_ptr<BufferPool> buffers_;             // storage of released intermediate values, reused next run
   // Per input-shape signature: its plan, or nullopt when the graph has no static plan there.
   std::map<std::vector<Shape>, std::unique_ptr<std::optional<MemoryPlan>>> plans_;
   const MemoryPlan* last_plan_ = nullptr;

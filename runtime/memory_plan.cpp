@@ -281,6 +281,74 @@ void write_views_into_outputs(const Graph& graph, MemoryPlan& plan) {
   }
 }
 
+// Lets the inputs of each Concat whose output is a graph output be written straight into their
+// blocks of it (PlanOptions::output_views; see the header): every dim before the axis is 1, and
+// each input, with every value sharing its bytes in place (a chain of in-place outputs and views
+// ending in it), is an arena value that shares bytes with nothing else and is read by no node after
+// the Concat. Such groups leave the arena; the Concat is skipped. Runs after write_views_into_outputs.
+void write_concat_blocks_into_outputs(const Graph& graph, MemoryPlan& plan) {
+  const size_t value_count = plan.descs.size();
+  std::vector<bool> is_graph_output(value_count, false), shares_bytes(value_count, false);
+  for (ValueId output : graph.outputs()) is_graph_output[static_cast<size_t>(output)] = true;
+  for (size_t v = 0; v < value_count; ++v) {
+    if (plan.alias_of[v] != kNoValue) shares_bytes[v] = shares_bytes[static_cast<size_t>(plan.alias_of[v])] = true;
+    if (plan.written_into_output[v] != kNoValue) shares_bytes[v] = true;
+  }
+  // Each value's in-place root, and each root's members (itself included).
+  std::vector<ValueId> root(value_count);
+  std::vector<std::vector<ValueId>> members(value_count);
+  for (size_t v = 0; v < value_count; ++v) {
+    ValueId r = static_cast<ValueId>(v);
+    while (plan.in_place_of[static_cast<size_t>(r)] != kNoValue) r = plan.in_place_of[static_cast<size_t>(r)];
+    root[v] = r;
+    members[static_cast<size_t>(r)].push_back(static_cast<ValueId>(v));
+  }
+  const size_t alignment = plan.concat_blocks_element_aligned ? 0 : kPlanAlignment;
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& node = graph.nodes()[n];
+    if (node.op != OpKind::kConcat || plan.node_skipped[n] || node.outputs.size() != 1) continue;
+    const auto out = static_cast<size_t>(node.outputs[0]);
+    if (!is_graph_output[out]) continue;
+    const Shape& shape = plan.descs[out].shape;
+    const Result<int> axis = normalize_axis(node.attrs.get_int("axis", 0), static_cast<int>(shape.size()), "axis");
+    if (!axis.is_ok() || shape_numel(std::span(shape).first(static_cast<size_t>(*axis))) != 1) continue;
+    std::vector<int64_t> block_offsets;
+    std::vector<ValueId> roots;
+    size_t next_offset = 0;
+    bool writable = true;
+    for (ValueId input : node.inputs) {
+      if (input == kNoValue || plan.descs[static_cast<size_t>(input)].dtype != plan.descs[out].dtype) {
+        writable = false;
+        break;
+      }
+      const ValueId r = root[static_cast<size_t>(input)];
+      // One block per group (Concat(a, a) would need a in two places), aligned as the arena's.
+      writable =
+          std::find(roots.begin(), roots.end(), r) == roots.end() && (alignment == 0 || next_offset % alignment == 0);
+      for (ValueId m : members[static_cast<size_t>(r)]) {
+        const auto i = static_cast<size_t>(m);
+        writable =
+            writable && plan.first_node[i] >= 0 && !shares_bytes[i] && plan.last_node[i] <= static_cast<NodeId>(n);
+      }
+      if (!writable) break;
+      roots.push_back(r);
+      block_offsets.push_back(static_cast<int64_t>(next_offset));
+      next_offset += plan.descs[static_cast<size_t>(input)].nbytes();
+    }
+    if (!writable || next_offset != plan.descs[out].nbytes()) continue;
+    for (size_t i = 0; i < roots.size(); ++i) {
+      for (ValueId m : members[static_cast<size_t>(roots[i])]) {
+        const auto v = static_cast<size_t>(m);
+        plan.written_into_output[v] = node.outputs[0];
+        plan.output_offset[v] = block_offsets[i];
+        plan.first_node[v] = plan.last_node[v] = -1;
+      }
+    }
+    plan.node_skipped[n] = true;
+    ++plan.concats_into_outputs;
+  }
+}
+
 // Finds the kernel pairs (see the header) among the nodes left to run: `first`'s only output is
 // read only by the next node run, as its input 0, and is an arena value that is no Concat block,
 // Concat output or in-place value. Runs after Concat aliasing and in-place choices; takes the value
@@ -518,7 +586,11 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
   plan.in_place_of.assign(value_count, kNoValue);
   if (options.in_place) reuse_dying_inputs(graph, plan);
   plan.written_into_output.assign(value_count, kNoValue);
-  if (options.output_views) write_views_into_outputs(graph, plan);
+  plan.output_offset.assign(value_count, 0);
+  if (options.output_views) {
+    write_views_into_outputs(graph, plan);
+    write_concat_blocks_into_outputs(graph, plan);
+  }
   plan.paired_with.assign(nodes.size(), -1);
   plan.between_pair.assign(value_count, false);
   plan.pair_any_size.assign(nodes.size(), false);

@@ -53,7 +53,12 @@
 // (which has storage of its own, not in the arena) and its input is an arena value dying there
 // that shares no bytes, the input leaves the arena and is written straight into the graph
 // output's storage (MemoryPlan::written_into_output); the node is skipped. A model's heads end in
-// Reshapes of graph outputs (BlazeFace's four), which then copy nothing.
+// Reshapes of graph outputs (BlazeFace's four), which then copy nothing. Likewise a Concat whose
+// output is a graph output, with every dim before its axis 1 and aligned blocks: each input is
+// written into its block of the output (MemoryPlan::output_offset) with every value that shares
+// its bytes in place (YOLOv5's levels: a Conv's output, the chains that decode it in place, the
+// Reshape viewing it as rows), when none of them shares bytes otherwise or is read after the
+// Concat; the Concat is skipped.
 #pragma once
 
 #include <cstddef>
@@ -125,9 +130,10 @@ struct MemoryPlan {
   // Per value: the graph output whose storage it is written into (it is that output's input,
   // through a skipped Reshape-like node; PlanOptions::output_views), else kNoValue.
   std::vector<ValueId> written_into_output;
-  std::vector<NodeId> paired_with;  // per node: the node run inside its kernel (PlanOptions::kernel_pair), else -1
-  std::vector<bool> between_pair;   // per value: lives only inside a kernel pair, never stored
-  std::vector<bool> pair_any_size;  // per node: first of a memory pair (PlanOptions::memory_pair)
+  std::vector<int64_t> output_offset;  // per value written into a graph output: its byte offset there
+  std::vector<NodeId> paired_with;     // per node: the node run inside its kernel (PlanOptions::kernel_pair), else -1
+  std::vector<bool> between_pair;      // per value: lives only inside a kernel pair, never stored
+  std::vector<bool> pair_any_size;     // per node: first of a memory pair (PlanOptions::memory_pair)
   // Lifetime per arena value (-1 for others): from its producer (for a Concat output with aliased
   // inputs, its first input's producer) to the last node that reads it (or its block's Concat output).
   std::vector<NodeId> first_node;
@@ -139,6 +145,7 @@ struct MemoryPlan {
   int concats_aliased = 0;                     // Concat nodes skipped because their inputs are written in place
   int views = 0;                               // Reshape-like nodes skipped because their output is a view
   int output_views = 0;                        // of those, nodes whose input is written into a graph output
+  int concats_into_outputs = 0;                // Concats skipped because their inputs are written into their output
   int kernel_pairs = 0;                        // pairs of nodes run as one kernel
   int kernel_pairs_in_place = 0;               // of those, pairs whose output takes their input's bytes
   int memory_pairs = 0;                        // of those, pairs taken for memory (all in place)

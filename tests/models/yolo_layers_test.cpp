@@ -94,6 +94,11 @@ void check_small_yolo(DetectorFamily family) {
       MESSAGE(what, std::string(reference_kernels ? " (reference kernels)" : ""), ": ", error.to_string());
       CHECK(error.relative_l2 <= 1e-5);
       CHECK(error.mismatched_nan == 0);
+      if (what == "fused" && !reference_kernels) {
+        // The levels' (YOLOv5) or the boxes' and scores' (YOLOv8) final Concat is written in place.
+        REQUIRE(executor->memory_plan() != nullptr);
+        CHECK(executor->memory_plan()->concats_into_outputs == 1);
+      }
     }
   }
 

@@ -670,3 +670,78 @@ TEST_CASE("verify_memory_plan catches an aliased block outside its Concat output
   plan->offset[static_cast<size_t>(*graph->find_value("b"))] += static_cast<int64_t>(kBuffer);
   CHECK_FALSE(verify_memory_plan(*graph, *plan).is_ok());
 }
+
+namespace {
+
+// x -> Relu a -> Sigmoid s -> Reshape r, x -> Tanh b -> Reshape q; Concat(r, q) on axis 1 is the
+// graph output c. With `r_read_after`, Exp(r) is a second graph output after the Concat.
+std::shared_ptr<Graph> concat_output_graph(bool r_read_after) {
+  auto graph = std::make_shared<Graph>();
+  const TensorDesc desc{DType::kF32, {1, 4, 4, 8}};
+  const TensorDesc flat{DType::kF32, {1, 16, 8}};
+  const ValueId x = graph->add_value("x", desc);
+  const ValueId dims = graph->add_initializer("dims", Tensor::from_vector<int64_t>({3}, {1, 16, 8}));
+  graph->inputs().push_back(x);
+  const auto node = [&](OpKind op, const char* name, std::vector<ValueId> inputs, const TensorDesc& out) {
+    const ValueId v = graph->add_value(name, out);
+    graph->add_node(Node{.op = op, .name = name, .inputs = std::move(inputs), .outputs = {v}});
+    return v;
+  };
+  const ValueId a = node(OpKind::kRelu, "a", {x}, desc);
+  const ValueId s = node(OpKind::kSigmoid, "s", {a}, desc);
+  const ValueId r = node(OpKind::kReshape, "r", {s, dims}, flat);
+  const ValueId b = node(OpKind::kTanh, "b", {x}, desc);
+  const ValueId q = node(OpKind::kReshape, "q", {b, dims}, flat);
+  const ValueId c = graph->add_value("c", TensorDesc{DType::kF32, {1, 32, 8}});
+  Node concat{.op = OpKind::kConcat, .name = "concat", .inputs = {r, q}, .outputs = {c}};
+  concat.attrs.set("axis", int64_t{1});
+  graph->add_node(std::move(concat));
+  graph->outputs().push_back(c);
+  if (r_read_after) graph->outputs().push_back(node(OpKind::kExp, "e", {r}, flat));
+  return graph;
+}
+
+}  // namespace
+
+TEST_CASE("a Concat that is a graph output has its inputs, and what shares their bytes, written into it") {
+  const auto graph = concat_output_graph(false);
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), PlanOptions{.output_views = true});
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
+  const auto c = static_cast<ValueId>(id("c"));
+  CHECK(plan->concats_into_outputs == 1);
+  // a, the Sigmoid in its bytes and the Reshape viewing them are the first block; b and q the second.
+  for (const char* name : {"a", "s", "r", "b", "q"}) {
+    CAPTURE(name);
+    CHECK(plan->written_into_output[id(name)] == c);
+    CHECK(!plan->in_arena(static_cast<ValueId>(id(name))));
+  }
+  CHECK(plan->output_offset[id("a")] == 0);
+  CHECK(plan->output_offset[id("r")] == 0);
+  CHECK(plan->output_offset[id("b")] == static_cast<int64_t>(kBuffer));
+  CHECK(plan->arena_bytes == 0);
+  CHECK(plan->node_skipped == std::vector<bool>{false, false, true, false, true, true});
+  // Relu, Sigmoid (in place) and Tanh: 2 buffers each; nothing copied into the output.
+  CHECK(plan->activation_bytes_moved == 6 * kBuffer);
+  check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
+
+  // Without output views (the CUDA executor's plans) the Concat copies.
+  Result<MemoryPlan> copying = plan_memory(*graph, std::span(&input, 1));
+  REQUIRE(copying.is_ok());
+  CHECK(copying->concats_into_outputs == 0);
+  CHECK(copying->activation_bytes_moved == 10 * kBuffer);
+}
+
+TEST_CASE("a Concat output's block is not written where a value sharing its bytes is read after the Concat") {
+  // r is a view of s, which took a's bytes: Exp reads r after the Concat, so a, s and r stay.
+  const auto graph = concat_output_graph(true);
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), PlanOptions{.output_views = true});
+  REQUIRE(plan.is_ok());
+  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  CHECK(plan->concats_into_outputs == 0);
+  CHECK(!plan->node_skipped[5]);
+  check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
+}
