@@ -45,7 +45,7 @@ constexpr PassEntry kPasses[] = {
     {"fold_transpose_into_conv_output", fusion::fold_transpose_into_conv_output, &FusionOptions::output_transposes},
     {"fuse_conv_activation_after_transposes", fusion::fuse_conv_activation_after_transposes,
      &FusionOptions::output_transposes},
-    {"fold_slices_into_windowed_chains", fusion::fold_slices_into_windowed_chains, &FusionOptions::windowed_chains},
+    {"fold_slices_into_windowed_chains", fusion::fold_slices_into_windowed_chains},
     {"fuse_pointwise_chains", fusion::fuse_pointwise_chains},
     {"cascade_spp_maxpools", fusion::cascade_spp_maxpools},
 };

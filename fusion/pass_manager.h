@@ -26,9 +26,6 @@ struct FusionOptions {
   // Whether fold_transpose_into_conv_output runs: for backends whose 1x1 Convs write a
   // channels-last output (the CPU's; not the CUDA backend's, like pooled_residuals).
   bool output_transposes = true;
-  // Whether fold_slices_into_windowed_chains runs: for backends that run windowed PointwiseChains
-  // (the CPU's; not yet the CUDA backend's).
-  bool windowed_chains = true;
   // Passes not to run, by name (to measure what one is worth: bench/bench_passes.cpp). A name
   // that is no pass is an invalid argument.
   std::vector<std::string> skipped_passes;
@@ -39,7 +36,6 @@ inline FusionOptions cuda_fusion_options() {
   FusionOptions options;
   options.pooled_residuals = false;
   options.output_transposes = false;
-  options.windowed_chains = false;
   return options;
 }
 

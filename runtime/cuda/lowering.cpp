@@ -523,19 +523,21 @@ class Lowerer {
       return StepsOrFallback{not_lowered("output rank ", out_shape.size(), " exceeds ", kMaxRank)};
     }
     EF_ASSIGN_OR_RETURN(const PointwiseChain chain, pointwise_chain(node));
-    if (chain.window) {  // the CUDA graph is fused without windows (cuda_fusion_options)
-      return StepsOrFallback{not_lowered("a windowed PointwiseChain")};
-    }
+    // The items: the output's elements, or a window's (which X0 and the output hold alike).
+    const Shape computed = chain.window ? chain_window_shape(out_shape, *chain.window) : out_shape;
     ChainStep s;
     s.rank = static_cast<int>(out_shape.size());
     s.inputs = static_cast<int>(node.inputs.size());
     s.links = static_cast<int>(chain.steps.size());
-    for (int d = 0; d < s.rank; ++d) s.dims[d] = out_shape[static_cast<size_t>(d)];
+    s.windowed = chain.window.has_value();
+    for (int d = 0; d < s.rank; ++d) s.dims[d] = computed[static_cast<size_t>(d)];
     for (int k = 0; k < s.inputs; ++k) {
       const std::vector<int64_t> strides =
-          broadcast_strides(desc(node.inputs[static_cast<size_t>(k)]).shape, out_shape);
+          k == 0 && s.windowed ? broadcast_strides(out_shape, out_shape)
+                               : broadcast_strides(desc(node.inputs[static_cast<size_t>(k)]).shape, computed);
       for (int d = 0; d < s.rank; ++d) s.strides[k][d] = strides[static_cast<size_t>(d)];
     }
+    if (s.windowed) s.window_base = chain.window->start * s.strides[0][chain.window->axis];
     for (int l = 0; l < s.links; ++l) {
       const PointwiseChainStep& step = chain.steps[static_cast<size_t>(l)];
       ChainLink& link = s.link[l];
@@ -553,7 +555,18 @@ class Lowerer {
     lowered.params = s;
     for (int k = 0; k < s.inputs; ++k) lowered.inputs[k] = operand(node.inputs[static_cast<size_t>(k)]);
     lowered.output = operand(node.outputs[0]);
-    return StepsOrFallback{std::vector{std::move(lowered)}};
+    std::vector<LoweredStep> steps;
+    const BufferRef& x0 = lowered.inputs[0];
+    if (s.windowed && (x0.region != lowered.output.region || x0.index != lowered.output.index ||
+                       x0.offset != lowered.output.offset)) {
+      // Not in X0's bytes: X0 is copied whole first, the window then overwritten.
+      BlockCopyStep copy;
+      copy.rows = 1;
+      copy.length = shape_numel(out_shape);
+      steps.push_back(step_for(node, copy, {node.inputs[0]}));
+    }
+    steps.push_back(std::move(lowered));
+    return StepsOrFallback{std::move(steps)};
   }
 
   Result<StepsOrFallback> lower_binary(const Node& node) {

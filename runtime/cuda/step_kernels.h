@@ -200,11 +200,16 @@ struct ChainLink {
 
 // A PointwiseChain (runtime/ops/pointwise_chain.h) in one pass: per output element the chain
 // value is loaded from input 0, every link is applied in registers, and only the result is stored.
-// Operands: X0..X3 broadcast to the output (strides in elements, 0 on broadcast dims).
+// Operands: X0..X3 broadcast to the output (strides in elements, 0 on broadcast dims). A windowed
+// chain's items are its window's elements (dims), which lie in X0 and the output alike, from
+// window_base on with X0's strides; the rest of the output is copied by an earlier step, if not
+// already X0's bytes.
 struct ChainStep : Operands {
   int rank = 0;
   int inputs = 1;
   int links = 0;
+  bool windowed = false;
+  int64_t window_base = 0;
   int64_t dims[kMaxRank] = {};
   int64_t strides[kMaxStepInputs][kMaxRank] = {};
   ChainLink link[kMaxChainLinks];
@@ -215,7 +220,7 @@ struct ChainStep : Operands {
     return n;
   }
   EF_HOST_DEVICE void run(int64_t i) const {
-    int64_t offset[kMaxStepInputs] = {};
+    int64_t offset[kMaxStepInputs] = {window_base};
     int64_t rest = i;
     for (int d = rank - 1; d >= 0; --d) {
       const int64_t index = rest % dims[d];
@@ -232,7 +237,7 @@ struct ChainStep : Operands {
       const float other = c.operand < 0 ? c.constant : load(c.operand, offset[c.operand]);
       v = c.chain_on_right ? apply_binary(c.op, other, v) : apply_binary(c.op, v, other);
     }
-    store(i, v);
+    store(windowed ? offset[0] : i, v);
   }
 };
 

@@ -171,6 +171,25 @@ TEST_CASE("a Concat whose inputs are written in place is skipped; one on a later
   }
 }
 
+TEST_CASE("a windowed chain runs on its window alone in its input's bytes, else after a copy of that input") {
+  for (const GpuOpCase& c : gpu_op_cases()) {
+    if (c.name.rfind("windowed chains", 0) != 0) continue;
+    const gpu::LoweredPlan lowered = lower_for_inputs(*c.graph, c.inputs);
+    int windowed = 0, copies = 0;
+    int64_t window_items = 0;
+    for (const gpu::LoweredStep& step : lowered.steps) {
+      if (const auto* chain = std::get_if<gpu::ChainStep>(&step.params)) {
+        windowed += chain->windowed ? 1 : 0;
+        window_items += chain->count();
+      }
+      copies += std::holds_alternative<gpu::BlockCopyStep>(step.params) ? 1 : 0;
+    }
+    CHECK(windowed == 3);
+    CHECK(window_items == 2 * 3 * 4 * 2 + 2 * 2 * 4 * 7 + 2 * 3 * 2 * 7);  // the windows' elements
+    CHECK(copies == 2);  // the Relu's output, read twice, and the graph output: not the Sigmoid's
+  }
+}
+
 TEST_CASE("a Transpose of a fused Concat is one gather when its inputs live in the arena, else one per input") {
   for (const GpuOpCase& c : gpu_op_cases()) {
     if (c.name.rfind("transposes of fused Concats", 0) != 0) continue;

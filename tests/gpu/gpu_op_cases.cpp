@@ -297,6 +297,23 @@ void add_pointwise_cases(CaseBuilder& b) {
                              S{OpKind::kSqrt}, S{OpKind::kPow, -1, false, 1.5f}, S{OpKind::kExp}, S{OpKind::kHardSwish},
                              S{OpKind::kSub, 1, true}}));
       });
+  b.add("windowed chains: in place over a dying input, and over one read again or into a graph output",
+        [](GraphMaker& m, std::mt19937& rng) {
+          using S = PointwiseChainStep;
+          const auto windowed = [&](std::vector<ValueId> inputs, std::vector<S> steps, ChainWindow window) {
+            Attributes attrs;
+            set_pointwise_chain(attrs, PointwiseChain{std::move(steps), window});
+            return m.node(OpKind::kPointwiseChain, std::move(inputs), attrs);
+          };
+          const ValueId a = m.node(OpKind::kRelu, {m.input({2, 3, 4, 7})});
+          // Columns [0, 2) times a [4, 2] grid plus 0.5 (a is read again below: copied first).
+          const ValueId w1 = windowed({a, m.random_constant({4, 2}, rng)},
+                                      {S{OpKind::kMul, 1}, S{OpKind::kAdd, -1, false, 0.5f}}, {3, 0, 2});
+          // Channels [1, 3) through a sigmoid, in w1's bytes.
+          m.output(m.node(OpKind::kTanh, {windowed({w1}, {S{OpKind::kSigmoid}}, {1, 1, 3})}));
+          // Rows [1, 3) of a through exp, straight into a graph output.
+          m.output(windowed({a}, {S{OpKind::kExp}}, {2, 1, 3}));
+        });
   b.add("batch normalization", [](GraphMaker& m, std::mt19937& rng) {
     m.output(m.node(OpKind::kBatchNormalization,
                     {m.input({2, 3, 4, 5}), m.random_constant({3}, rng), m.random_constant({3}, rng),
