@@ -33,6 +33,7 @@ constexpr PassEntry kPasses[] = {
     {"eliminate_identity", fusion::eliminate_identity},
     {"fold_constants", fusion::fold_constants},
     {"fold_transposes", fusion::fold_transposes},
+    {"fold_split_into_concat", fusion::fold_split_into_concat},
     {"fold_concat_into_transpose", fusion::fold_concat_into_transpose},
     {"fold_space_to_depth_into_conv", fusion::fold_space_to_depth_into_conv},
     {"fold_batchnorm_into_conv", fusion::fold_batchnorm_into_conv},

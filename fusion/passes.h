@@ -14,6 +14,8 @@ Status eliminate_identity(Graph& graph, PassReport& report);
 Status fold_constants(Graph& graph, PassReport& report);
 // Merges consecutive Transposes, drops identity ones, and folds 2-D ones into Gemm's transA/transB.
 Status fold_transposes(Graph& graph, PassReport& report);
+// Lets a Concat that takes all pieces of a Split, in order, take the Split's input instead.
+Status fold_split_into_concat(Graph& graph, PassReport& report);
 // Lets a Transpose that is a Concat's only reader take the Concat's inputs, each permuted into its block.
 Status fold_concat_into_transpose(Graph& graph, PassReport& report);
 // Folds the Focus stem (four phase Slices + Concat on channels) into the following Conv's weights.

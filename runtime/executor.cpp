@@ -238,6 +238,7 @@ PlanOptions Executor::plan_options(const ExecutorOptions& options) {
   PlanOptions plan;
   plan.reference_kernels = options.reference_kernels;
   plan.output_views = true;
+  plan.piece_views = true;
   if (!options.reference_kernels && options.conv_pairs) {
     plan.kernel_pair = cpu_conv_pair_planned;
     plan.kernel_pair_in_place = cpu_conv_pair_in_place;

@@ -195,6 +195,103 @@ void alias_concat_inputs(const Graph& graph, MemoryPlan& plan) {
   }
 }
 
+// Extends the lifetime of `v`'s alias ancestors (the values it lies in) to `last`.
+void extend_alias_ancestors(MemoryPlan& plan, ValueId v, NodeId last) {
+  for (ValueId a = plan.alias_of[static_cast<size_t>(v)]; a != kNoValue; a = plan.alias_of[static_cast<size_t>(a)]) {
+    plan.last_node[static_cast<size_t>(a)] = std::max(plan.last_node[static_cast<size_t>(a)], last);
+  }
+}
+
+// Where output `o` of a Slice or Split node starts along `axis` of its input, or nothing when the
+// node is not a one-axis, step-1 Slice with known bounds or a Split on that axis.
+std::optional<int64_t> piece_start(const Node& node, ValueId o, int axis, const MemoryPlan& plan) {
+  const Shape& whole = plan.descs[static_cast<size_t>(node.inputs[0])].shape;
+  const auto rank = static_cast<int>(whole.size());
+  if (node.op == OpKind::kSplit) {
+    const Result<int> split_axis = normalize_axis(node.attrs.get_int("axis", 0), rank, "axis");
+    if (!split_axis.is_ok() || *split_axis != axis) return std::nullopt;
+    int64_t start = 0;
+    for (ValueId output : node.outputs) {
+      if (output == o) return start;
+      if (output == kNoValue) return std::nullopt;
+      start += plan.descs[static_cast<size_t>(output)].shape[static_cast<size_t>(axis)];
+    }
+    return std::nullopt;
+  }
+  const auto operand = [&](int index) -> std::optional<std::vector<int64_t>> {
+    if (!node.has_input(index)) return std::nullopt;
+    const Tensor& known = plan.known[static_cast<size_t>(node.inputs[static_cast<size_t>(index)])];
+    if (!known.has_data()) return std::nullopt;
+    Result<std::vector<int64_t>> values = read_constant_ints(known, "Slice operand");
+    if (!values.is_ok() || values->size() != 1) return std::nullopt;
+    return *values;
+  };
+  const std::optional<std::vector<int64_t>> starts = operand(1), axes = operand(3), steps = operand(4);
+  if (!starts || !operand(2) || (node.has_input(3) && !axes) || (node.has_input(4) && !steps)) return std::nullopt;
+  if (steps && (*steps)[0] != 1) return std::nullopt;
+  const Result<int> slice_axis = normalize_axis(axes ? (*axes)[0] : 0, rank, "axes");
+  if (!slice_axis.is_ok() || *slice_axis != axis) return std::nullopt;
+  const int64_t dim = whole[static_cast<size_t>(axis)];
+  const int64_t start = (*starts)[0] < 0 ? (*starts)[0] + dim : (*starts)[0];
+  return std::clamp<int64_t>(start, 0, dim);
+}
+
+// Makes the outputs of each Slice (one axis, step 1, known bounds) and Split whose input has every
+// dim before the axis 1 views of that input (PlanOptions::piece_views; see the header): each is
+// one contiguous run of its input's bytes, placed there as an alias, and the node is skipped.
+// Runs after Concat aliasing (the input may be a Concat's output or one of its blocks) and before
+// in-place choices, which then leave the input and the views be.
+void view_contiguous_pieces(const Graph& graph, MemoryPlan& plan) {
+  std::vector<bool> is_alias_target(plan.descs.size(), false);
+  for (ValueId target : plan.alias_of) {
+    if (target != kNoValue) is_alias_target[static_cast<size_t>(target)] = true;
+  }
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& node = graph.nodes()[n];
+    if (plan.node_skipped[n] || (node.op != OpKind::kSlice && node.op != OpKind::kSplit) || !node.has_input(0)) {
+      continue;
+    }
+    const ValueId whole = node.inputs[0];
+    const auto w = static_cast<size_t>(whole);
+    if (plan.first_node[w] < 0) continue;
+    const Shape& shape = plan.descs[w].shape;
+    const TensorDesc& first_out = plan.descs[static_cast<size_t>(node.outputs[0])];
+    // The axis: the one dim where the first output differs, else (a full-size piece) the Split's.
+    int axis = -1;
+    for (size_t d = 0; d < shape.size() && d < first_out.shape.size(); ++d) {
+      if (shape[d] != first_out.shape[d]) axis = static_cast<int>(d);
+    }
+    if (axis < 0 || shape_numel(std::span(shape).first(static_cast<size_t>(axis))) != 1) continue;
+    const int64_t inner = shape_numel(std::span(shape).subspan(static_cast<size_t>(axis) + 1));
+    const size_t element = dtype_size(plan.descs[w].dtype);
+    const size_t alignment = plan.concat_blocks_element_aligned ? element : kPlanAlignment;
+    std::vector<int64_t> offsets;
+    for (ValueId o : node.outputs) {
+      const auto i = static_cast<size_t>(o);
+      const std::optional<int64_t> start = o == kNoValue ? std::nullopt : piece_start(node, o, axis, plan);
+      if (!start || plan.first_node[i] < 0 || plan.alias_of[i] != kNoValue || is_alias_target[i] ||
+          plan.descs[i].dtype != plan.descs[w].dtype || plan.descs[i].shape.size() != shape.size() ||
+          (*start * inner * static_cast<int64_t>(element)) % static_cast<int64_t>(alignment) != 0) {
+        offsets.clear();
+        break;
+      }
+      offsets.push_back(*start * inner * static_cast<int64_t>(element));
+    }
+    if (offsets.empty()) continue;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const auto o = static_cast<size_t>(node.outputs[k]);
+      plan.alias_of[o] = whole;
+      plan.offset[o] = offsets[k];  // relative to the input until that is placed
+      plan.read_only_view[o] = true;
+      plan.last_node[w] = std::max(plan.last_node[w], plan.last_node[o]);
+      extend_alias_ancestors(plan, whole, plan.last_node[o]);
+    }
+    is_alias_target[w] = true;
+    plan.node_skipped[n] = true;
+    ++plan.piece_views;
+  }
+}
+
 // Elementwise kernels (reference and optimised; writes_elementwise) compute output element i from
 // the inputs' elements at i (broadcast operands included) before writing it, so the output may
 // take a same-description input's bytes. Copy ops (Reshape, Identity) are not elementwise (memcpy
@@ -203,7 +300,7 @@ void alias_concat_inputs(const Graph& graph, MemoryPlan& plan) {
 // has the same description, and makes the output of each Reshape-like node a view of an input
 // that dies there (see the header). Runs after Concat aliasing and leaves its blocks and outputs
 // be, except as the input of a view.
-void reuse_dying_inputs(const Graph& graph, MemoryPlan& plan) {
+void reuse_dying_inputs(const Graph& graph, MemoryPlan& plan, bool piece_views) {
   std::vector<bool> is_alias_target(plan.descs.size(), false);
   for (ValueId target : plan.alias_of) {
     if (target != kNoValue) is_alias_target[static_cast<size_t>(target)] = true;
@@ -215,20 +312,35 @@ void reuse_dying_inputs(const Graph& graph, MemoryPlan& plan) {
   };
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
     const Node& node = graph.nodes()[n];
-    if (plan.node_skipped[n] || node.outputs.empty() || !eligible(node.outputs[0])) continue;
+    if (plan.node_skipped[n] || node.outputs.empty() || node.outputs[0] == kNoValue) continue;
     const auto out = static_cast<size_t>(node.outputs[0]);
+    // A view's output may have piece views of its own (the only aliases a Reshape's output can hold).
+    const bool view_eligible = plan.first_node[out] >= 0 && plan.alias_of[out] == kNoValue;
+    if (!(keeps_input_bytes(node.op) ? view_eligible : eligible(node.outputs[0]))) continue;
     if (keeps_input_bytes(node.op)) {
       // A view: the output is the input's bytes, so the node has nothing to do. The input may be
-      // an aliased Concat's output (its blocks die before it, at the Concat).
+      // an aliased Concat's output (its blocks die before it, at the Concat). With piece views, it
+      // may also lie in another value (a piece view, or a Concat's block): the output then lies
+      // there too, at the same place, as a read-only view.
       const ValueId input = node.inputs.empty() ? kNoValue : node.inputs[0];
       if (input == kNoValue) continue;
       const auto in = static_cast<size_t>(input);
-      if (plan.first_node[in] >= 0 && plan.alias_of[in] == kNoValue && plan.last_node[in] == static_cast<NodeId>(n) &&
-          plan.descs[in].dtype == plan.descs[out].dtype && plan.descs[in].nbytes() == plan.descs[out].nbytes()) {
-        plan.in_place_of[out] = input;
-        plan.node_skipped[n] = true;
-        ++plan.views;
+      if (plan.first_node[in] < 0 || plan.last_node[in] != static_cast<NodeId>(n) ||
+          plan.descs[in].dtype != plan.descs[out].dtype || plan.descs[in].nbytes() != plan.descs[out].nbytes()) {
+        continue;
       }
+      if (plan.alias_of[in] == kNoValue) {
+        plan.in_place_of[out] = input;
+      } else if (piece_views) {
+        plan.alias_of[out] = plan.alias_of[in];
+        plan.offset[out] = plan.offset[in];
+        plan.read_only_view[out] = true;
+        extend_alias_ancestors(plan, node.outputs[0], plan.last_node[out]);
+      } else {
+        continue;
+      }
+      plan.node_skipped[n] = true;
+      ++plan.views;
       continue;
     }
     if (!writes_elementwise(node.op)) continue;
@@ -583,8 +695,10 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
   plan.alias_of.assign(value_count, kNoValue);
   plan.concat_blocks_element_aligned = options.concat_blocks_element_aligned;
   if (options.alias_concat) alias_concat_inputs(graph, plan);
+  plan.read_only_view.assign(value_count, false);
+  if (options.piece_views) view_contiguous_pieces(graph, plan);
   plan.in_place_of.assign(value_count, kNoValue);
-  if (options.in_place) reuse_dying_inputs(graph, plan);
+  if (options.in_place) reuse_dying_inputs(graph, plan, options.piece_views);
   plan.written_into_output.assign(value_count, kNoValue);
   plan.output_offset.assign(value_count, 0);
   if (options.output_views) {
@@ -642,19 +756,46 @@ Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const TensorDesc> i
     plan.offset[static_cast<size_t>(item.value)] = static_cast<int64_t>(item.offset);
     plan.arena_bytes = std::max(plan.arena_bytes, item.offset + item.bytes);
   }
+  // In-place values take their root's offset (a placed value: no root is an alias). Aliases lie
+  // in their target at a relative offset, the target maybe in place (a Reshape's output that has
+  // piece views) or itself an alias (a piece view of a Concat's block): resolved outermost first.
   for (size_t v = 0; v < value_count; ++v) {
-    const ValueId target = plan.alias_of[v];
-    if (target != kNoValue) plan.offset[v] += plan.offset[static_cast<size_t>(target)];
     if (plan.in_place_of[v] != kNoValue) plan.offset[v] = plan.offset[static_cast<size_t>(root[v])];
   }
+  std::vector<bool> resolved(value_count, false);
+  const auto resolve = [&](size_t v, const auto& self) -> int64_t {
+    const ValueId target = plan.alias_of[v];
+    if (target != kNoValue && !resolved[v]) plan.offset[v] += self(static_cast<size_t>(target), self);
+    resolved[v] = true;
+    return plan.offset[v];
+  };
+  for (size_t v = 0; v < value_count; ++v) resolve(v, resolve);
   return plan;
 }
+
+namespace {
+
+// Whether value `inner` lies in `outer` through a chain of aliases (blocks and views).
+bool lies_in(const MemoryPlan& plan, size_t inner, size_t outer) {
+  for (ValueId a = plan.alias_of[inner]; a != kNoValue; a = plan.alias_of[static_cast<size_t>(a)]) {
+    if (static_cast<size_t>(a) == outer) return true;
+  }
+  return false;
+}
+
+// The value `v` lies in through its aliases, or `v` itself.
+size_t outermost(const MemoryPlan& plan, size_t v) {
+  while (plan.alias_of[v] != kNoValue) v = static_cast<size_t>(plan.alias_of[v]);
+  return v;
+}
+
+}  // namespace
 
 Status verify_memory_plan(const Graph& graph, const MemoryPlan& plan) {
   const size_t value_count = graph.values().size();
   if (plan.offset.size() != value_count || plan.descs.size() != value_count || plan.first_node.size() != value_count ||
       plan.last_node.size() != value_count || plan.alias_of.size() != value_count ||
-      plan.in_place_of.size() != value_count) {
+      plan.in_place_of.size() != value_count || plan.read_only_view.size() != value_count) {
     return Status(StatusCode::kInternal, "plan vectors do not match the graph's value count");
   }
   std::vector<size_t> arena_values;
@@ -679,8 +820,8 @@ Status verify_memory_plan(const Graph& graph, const MemoryPlan& plan) {
       const size_t a = arena_values[i];
       const size_t b = arena_values[j];
       if (!lifetimes_overlap(plan.first_node[a], plan.last_node[a], plan.first_node[b], plan.last_node[b])) continue;
-      if (plan.alias_of[a] == static_cast<ValueId>(b) || plan.alias_of[b] == static_cast<ValueId>(a)) {
-        const size_t block = plan.alias_of[a] == static_cast<ValueId>(b) ? a : b;
+      if (lies_in(plan, a, b) || lies_in(plan, b, a)) {
+        const size_t block = lies_in(plan, a, b) ? a : b;
         const size_t whole = block == a ? b : a;
         const bool inside = plan.offset[block] >= plan.offset[whole] &&
                             plan.offset[block] + static_cast<int64_t>(plan.descs[block].nbytes()) <=
@@ -691,6 +832,8 @@ Status verify_memory_plan(const Graph& graph, const MemoryPlan& plan) {
         }
         continue;
       }
+      // A read-only view shares bytes with what else lies in the value it views: the same data.
+      if ((plan.read_only_view[a] || plan.read_only_view[b]) && outermost(plan, a) == outermost(plan, b)) continue;
       // An in-place output shares its source's bytes at the one node where both are alive.
       const bool in_place =
           (plan.in_place_of[a] == static_cast<ValueId>(b) && plan.last_node[b] == plan.first_node[a]) ||

@@ -49,6 +49,15 @@
 // an aliased Concat's output, but not a block of one) and the output is no part of a Concat
 // alias; the node is skipped. Such an output is recorded in in_place_of like an in-place one.
 //
+// Piece views (PlanOptions::piece_views): the outputs of a Slice (one axis, step 1, known bounds)
+// or Split whose input has every dim before the axis 1 are each one contiguous run of that input:
+// they become aliases of it (alias_of, at their run's offset; kPlanAlignment-aligned, or to the
+// element as Concat blocks are), the node is skipped, and the input lives as long as they do. The
+// input may be a Concat's output or block (aliases then nest). Such views are read only
+// (read_only_view): no op writes them or their input in place. A Reshape-like node whose input
+// lies in another value (a piece view, a Concat block) and dies there is such a view too. YOLOv8's
+// C2f halves and its head's split into box bins and class logits copy nothing.
+//
 // Views of graph outputs (PlanOptions::output_views): when such a node's output is a graph output
 // (which has storage of its own, not in the arena) and its input is an arena value dying there
 // that shares no bytes, the input leaves the arena and is written straight into the graph
@@ -102,6 +111,9 @@ struct PlanOptions {
   // Reshape-like nodes whose output is a graph output make their input a view of it (see the
   // header): for backends that run on the graph outputs' storage (the CPU executor).
   bool output_views = false;
+  // Slice and Split outputs that are contiguous runs of their input, and Reshapes of them, become
+  // read-only views (see the header): for backends that bind every value by offset (the CPU executor).
+  bool piece_views = false;
 };
 
 // Every value's description for given input descriptions, plus the values known before running.
@@ -120,12 +132,13 @@ Result<ValueShapes> infer_value_shapes(const Graph& graph, std::span<const Tenso
                                        const PlanOptions& options = {});
 
 struct MemoryPlan {
-  std::vector<TensorDesc> descs;     // per value
-  std::vector<Tensor> known;         // per value: see ValueShapes::known
-  std::vector<bool> node_folded;     // per node: see ValueShapes::node_folded
-  std::vector<bool> node_skipped;    // per node: nothing to run (folded, a Concat made of aliases, a view)
-  std::vector<int64_t> offset;       // per value: byte offset in the arena, -1 = not in the arena
-  std::vector<ValueId> alias_of;     // per value: the Concat output it is a block of, else kNoValue
+  std::vector<TensorDesc> descs;   // per value
+  std::vector<Tensor> known;       // per value: see ValueShapes::known
+  std::vector<bool> node_folded;   // per node: see ValueShapes::node_folded
+  std::vector<bool> node_skipped;  // per node: nothing to run (folded, a Concat made of aliases, a view)
+  std::vector<int64_t> offset;     // per value: byte offset in the arena, -1 = not in the arena
+  std::vector<ValueId> alias_of;  // per value: the Concat output it is a block of, or the value it views, else kNoValue
+  std::vector<bool> read_only_view;  // per value: a piece view or a view lying in another value (see the header)
   std::vector<ValueId> in_place_of;  // per value: the dying input whose bytes it takes, else kNoValue
   // Per value: the graph output whose storage it is written into (it is that output's input,
   // through a skipped Reshape-like node; PlanOptions::output_views), else kNoValue.
@@ -145,6 +158,7 @@ struct MemoryPlan {
   int concats_aliased = 0;                     // Concat nodes skipped because their inputs are written in place
   int views = 0;                               // Reshape-like nodes skipped because their output is a view
   int output_views = 0;                        // of those, nodes whose input is written into a graph output
+  int piece_views = 0;                         // Slice and Split nodes skipped because their outputs are views
   int concats_into_outputs = 0;                // Concats skipped because their inputs are written into their output
   int kernel_pairs = 0;                        // pairs of nodes run as one kernel
   int kernel_pairs_in_place = 0;               // of those, pairs whose output takes their input's bytes

@@ -54,6 +54,7 @@ struct InspectReport {
   int views = 0;                  // fused plan: Reshape-like nodes whose output is a view
   int output_views = 0;           // fused plan: of those, nodes whose input is written into a graph output
   int concats_into_outputs = 0;   // fused plan: Concats whose inputs are written into their graph output
+  int piece_views = 0;            // fused plan: Slices and Splits whose outputs are views of their input
   int kernel_pairs = 0;           // fused plan: Conv pairs run as one kernel
   int kernel_pairs_in_place = 0;  // fused plan: of those, pairs writing their output over their input
   int memory_pairs = 0;           // fused plan: of those, pairs taken for the memory they save
@@ -207,6 +208,7 @@ Result<InspectReport> inspect_model(const std::string& model, const ParsedArgs& 
   report.views = fused_plan->views;
   report.output_views = fused_plan->output_views;
   report.concats_into_outputs = fused_plan->concats_into_outputs;
+  report.piece_views = fused_plan->piece_views;
   report.weight_bytes = used_weight_bytes(*optimised);
   report.flops_fused = graph_flops(*optimised, *fused_plan);
   report.flops_unfused = graph_flops(*imported, *unfused_plan);
@@ -286,6 +288,7 @@ void print_json(const std::string& model, const InspectReport& report, const Roo
   json.key("views").value(report.views);
   json.key("output_views").value(report.output_views);
   json.key("concats_into_outputs").value(report.concats_into_outputs);
+  json.key("piece_views").value(report.piece_views);
   json.key("flops_fused").value(report.flops_fused);
   json.key("flops_unfused").value(report.flops_unfused);
   json.key("gpu_kernels").value(report.gpu_kernels);
@@ -394,6 +397,7 @@ void print_text(const std::string& model, const InspectReport& report, const Par
   std::printf("    into graph outputs    %10d\n", report.concats_into_outputs);
   std::printf("  reshapes as views       %10d\n", report.views);
   std::printf("    of graph outputs      %10d\n", report.output_views);
+  std::printf("  slices, splits as views %10d\n", report.piece_views);
   std::printf("  Conv pairs, one kernel  %10d\n", report.kernel_pairs);
   std::printf("    of them in place      %10d\n", report.kernel_pairs_in_place);
   std::printf("    for memory            %10d\n", report.memory_pairs);

@@ -318,6 +318,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   int pools_chained = 0;
   int pointwise_chains = 0;
   int windowed_chains = 0;
+  int splits_into_concats = 0;
   int concats_into_transposes = 0;
   int pools_into_residuals = 0;
   int transposes_into_convs = 0;
@@ -337,6 +338,7 @@ TEST_CASE("random graphs: fused equals unfused") {
       if (report.pass == "cascade_spp_maxpools") pools_chained += report.changes;
       if (report.pass == "fuse_pointwise_chains") pointwise_chains += report.changes;
       if (report.pass == "fold_slices_into_windowed_chains") windowed_chains += report.changes;
+      if (report.pass == "fold_split_into_concat") splits_into_concats += report.changes;
       if (report.pass == "fold_concat_into_transpose") concats_into_transposes += report.changes;
       if (report.pass == "fold_max_pool_into_conv_residual") pools_into_residuals += report.changes;
       if (report.pass == "fold_transpose_into_conv_output") transposes_into_convs += report.changes;
@@ -352,8 +354,9 @@ TEST_CASE("random graphs: fused equals unfused") {
   }
   MESSAGE("random graphs: ", changes, " rewrites (", residuals_after_activation, " residuals after an activation, ",
           stems_folded, " Focus stems, ", pools_chained, " pools chained, ", pointwise_chains, " pointwise chains, ",
-          windowed_chains, " Concats of pieces into windowed chains, ", concats_into_transposes,
-          " Concats into Transposes, ", pools_into_residuals, " pools read through by Convs, ", transposes_into_convs,
+          windowed_chains, " Concats of pieces into windowed chains, ", splits_into_concats,
+          " Splits' pieces concatenated whole, ", concats_into_transposes, " Concats into Transposes, ",
+          pools_into_residuals, " pools read through by Convs, ", transposes_into_convs,
           " Transposes written by Convs, ", scale_shifts_into_convs, " scales and shifts into Convs), ", fewer_nodes,
           " of ", kCases, " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
@@ -362,6 +365,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   CHECK(pools_chained > 0);
   CHECK(pointwise_chains > 0);
   CHECK(windowed_chains > 0);
+  CHECK(splits_into_concats > 0);
   CHECK(concats_into_transposes > 0);
   CHECK(pools_into_residuals > 0);
   CHECK(transposes_into_convs > 0);

@@ -409,12 +409,16 @@ TEST_CASE("plans of random graphs are valid: in the arena, aligned, no live over
   int concats_aliased = 0;
   int nodes_folded = 0;
   int in_place = 0;
-  for (int trial = 0; trial < 60; ++trial) {
+  int piece_views = 0;
+  for (int trial = 0; trial < 120; ++trial) {
     CAPTURE(trial);
     const auto graph = make_random_graph(rng, 3 + trial % 25, /*dynamic_batch=*/false);
     REQUIRE(graph->verify().is_ok());
     const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
-    Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1));
+    // Half the trials with the CPU executor's views of graph outputs and of slices.
+    const bool views = trial % 2 == 1;
+    Result<MemoryPlan> plan =
+        plan_memory(*graph, std::span(&input, 1), PlanOptions{.output_views = views, .piece_views = views});
     REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
     const Status valid = verify_memory_plan(*graph, *plan);
     REQUIRE_MESSAGE(valid.is_ok(), valid.to_string());
@@ -426,7 +430,9 @@ TEST_CASE("plans of random graphs are valid: in the arena, aligned, no live over
       for (ValueId output : graph->nodes()[n].outputs) {
         bool is_output = false;
         for (ValueId graph_output : graph->outputs()) is_output = is_output || graph_output == output;
-        if (!is_output) intermediate_bytes += plan->descs[static_cast<size_t>(output)].nbytes();
+        // Values written straight into a graph output's storage are not in the arena either.
+        const bool into_output = plan->written_into_output[static_cast<size_t>(output)] != kNoValue;
+        if (!is_output && !into_output) intermediate_bytes += plan->descs[static_cast<size_t>(output)].nbytes();
       }
     }
     CHECK(plan->unplanned_bytes == intermediate_bytes);
@@ -435,8 +441,10 @@ TEST_CASE("plans of random graphs are valid: in the arena, aligned, no live over
     in_place += static_cast<int>(
         std::count_if(plan->in_place_of.begin(), plan->in_place_of.end(), [](ValueId v) { return v != kNoValue; }));
     nodes_folded += static_cast<int>(std::count(plan->node_folded.begin(), plan->node_folded.end(), true));
+    piece_views += plan->piece_views;
   }
   // The property covered the interesting cases.
+  CHECK(piece_views > 5);
   CHECK(concats_aliased > 5);
   CHECK(nodes_folded > 5);
   CHECK(in_place > 5);
@@ -744,4 +752,136 @@ TEST_CASE("a Concat output's block is not written where a value sharing its byte
   CHECK(plan->concats_into_outputs == 0);
   CHECK(!plan->node_skipped[5]);
   check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
+}
+
+namespace {
+
+ValueId int_constant(Graph& graph, const std::string& name, const std::vector<int64_t>& values) {
+  return graph.add_initializer(name, Tensor::from_vector<int64_t>({static_cast<int64_t>(values.size())}, values));
+}
+
+ValueId add_node(Graph& graph, OpKind op, const std::string& name, std::vector<ValueId> inputs, Shape shape,
+                 Attributes attrs = {}) {
+  const ValueId out = graph.add_value(name, TensorDesc{DType::kF32, std::move(shape)});
+  graph.add_node(
+      Node{.op = op, .name = name, .inputs = std::move(inputs), .outputs = {out}, .attrs = std::move(attrs)});
+  return out;
+}
+
+Attributes axis_1() {
+  Attributes a;
+  a.set("axis", int64_t{1});
+  return a;
+}
+
+constexpr int64_t kChannelBytes = 4 * 8 * sizeof(float);  // one [4, 8] channel plane
+
+}  // namespace
+
+TEST_CASE("the outputs of a Split and of a Slice on channels are views of their input: skipped, no copies") {
+  // x -> Relu a -> Split [1, 3] -> s0, s1; Sigmoid(s0) -> y0; Tanh(s1) -> t -> Slice 1:3 -> u -> Relu y1.
+  auto graph = std::make_shared<Graph>();
+  const ValueId x = graph->add_value("x", TensorDesc{DType::kF32, {1, 4, 4, 8}});
+  graph->inputs().push_back(x);
+  const ValueId a = add_node(*graph, OpKind::kRelu, "a", {x}, {1, 4, 4, 8});
+  const ValueId s0 = graph->add_value("s0", TensorDesc{DType::kF32, {1, 1, 4, 8}});
+  const ValueId s1 = graph->add_value("s1", TensorDesc{DType::kF32, {1, 3, 4, 8}});
+  graph->add_node(Node{.op = OpKind::kSplit,
+                       .name = "split",
+                       .inputs = {a, int_constant(*graph, "sizes", {1, 3})},
+                       .outputs = {s0, s1},
+                       .attrs = axis_1()});
+  graph->outputs().push_back(add_node(*graph, OpKind::kSigmoid, "y0", {s0}, {1, 1, 4, 8}));
+  const ValueId t = add_node(*graph, OpKind::kTanh, "t", {s1}, {1, 3, 4, 8});
+  const ValueId u = add_node(
+      *graph, OpKind::kSlice, "u",
+      {t, int_constant(*graph, "starts", {1}), int_constant(*graph, "ends", {3}), int_constant(*graph, "axes", {1})},
+      {1, 2, 4, 8});
+  graph->outputs().push_back(add_node(*graph, OpKind::kRelu, "y1", {u}, {1, 2, 4, 8}));
+
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), PlanOptions{.piece_views = true});
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  const Status valid = verify_memory_plan(*graph, *plan);
+  REQUIRE_MESSAGE(valid.is_ok(), valid.to_string());
+  const auto at = [&](ValueId v) { return plan->offset[static_cast<size_t>(v)]; };
+  CHECK(plan->piece_views == 2);
+  CHECK(plan->node_skipped == std::vector<bool>{false, true, false, false, true, false});
+  CHECK(plan->alias_of[static_cast<size_t>(s0)] == a);
+  CHECK(plan->alias_of[static_cast<size_t>(s1)] == a);
+  CHECK(at(s0) == at(a));
+  CHECK(at(s1) == at(a) + kChannelBytes);
+  CHECK(plan->alias_of[static_cast<size_t>(u)] == t);
+  CHECK(at(u) == at(t) + kChannelBytes);
+  CHECK(plan->read_only_view[static_cast<size_t>(u)]);
+  // A view is never overwritten in place: Tanh writes bytes of its own, and a lives while s1 does.
+  CHECK(plan->in_place_of[static_cast<size_t>(t)] == kNoValue);
+  CHECK(plan->last_node[static_cast<size_t>(a)] == 3);
+  // Only Relu (4 channels in, 4 out), Sigmoid (1, 1), Tanh (3, 3) and Relu (2, 2) move bytes.
+  CHECK(plan->activation_bytes_moved == static_cast<size_t>((8 + 2 + 6 + 4) * kChannelBytes));
+  check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
+
+  Result<MemoryPlan> copying = plan_memory(*graph, std::span(&input, 1));
+  REQUIRE(copying.is_ok());
+  CHECK(copying->piece_views == 0);
+}
+
+TEST_CASE("a piece of a Concat's block, and a Reshape of it, are views nested in the Concat's output") {
+  // x -> Relu a, Sigmoid b -> Concat(a, b) c -> Relu y; Slice(a, 2:4) u -> Reshape r -> Exp z.
+  auto graph = std::make_shared<Graph>();
+  const ValueId x = graph->add_value("x", TensorDesc{DType::kF32, {1, 4, 4, 8}});
+  graph->inputs().push_back(x);
+  const ValueId a = add_node(*graph, OpKind::kRelu, "a", {x}, {1, 4, 4, 8});
+  const ValueId b = add_node(*graph, OpKind::kSigmoid, "b", {x}, {1, 4, 4, 8});
+  const ValueId c = add_node(*graph, OpKind::kConcat, "c", {a, b}, {1, 8, 4, 8}, axis_1());
+  const ValueId u = add_node(
+      *graph, OpKind::kSlice, "u",
+      {a, int_constant(*graph, "starts", {2}), int_constant(*graph, "ends", {4}), int_constant(*graph, "axes", {1})},
+      {1, 2, 4, 8});
+  const ValueId r = add_node(*graph, OpKind::kReshape, "r", {u, int_constant(*graph, "dims", {1, 64})}, {1, 64});
+  graph->outputs().push_back(add_node(*graph, OpKind::kRelu, "y", {c}, {1, 8, 4, 8}));
+  graph->outputs().push_back(add_node(*graph, OpKind::kExp, "z", {r}, {1, 64}));
+
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), PlanOptions{.piece_views = true});
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  const Status valid = verify_memory_plan(*graph, *plan);
+  REQUIRE_MESSAGE(valid.is_ok(), valid.to_string());
+  const auto at = [&](ValueId v) { return plan->offset[static_cast<size_t>(v)]; };
+  CHECK(plan->concats_aliased == 1);
+  CHECK(plan->piece_views == 1);
+  CHECK(plan->views == 1);
+  CHECK(plan->alias_of[static_cast<size_t>(a)] == c);
+  CHECK(plan->alias_of[static_cast<size_t>(u)] == a);
+  CHECK(plan->alias_of[static_cast<size_t>(r)] == a);  // where u lies, not in u
+  CHECK(at(u) == at(c) + 2 * kChannelBytes);
+  CHECK(at(r) == at(u));
+  // The Concat's output lives until the Exp has read r.
+  CHECK(plan->last_node[static_cast<size_t>(c)] == 6);
+  check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
+}
+
+TEST_CASE("pieces that are not one contiguous, aligned run of their input are copied") {
+  const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
+  const auto pieces_viewed = [&](int64_t axis, int64_t step, Shape out, const PlanOptions& options) {
+    auto graph = std::make_shared<Graph>();
+    const ValueId x = graph->add_value("x", input);
+    graph->inputs().push_back(x);
+    const ValueId a = add_node(*graph, OpKind::kRelu, "a", {x}, input.shape);
+    const ValueId u = add_node(*graph, OpKind::kSlice, "u",
+                               {a, int_constant(*graph, "starts", {1}), int_constant(*graph, "ends", {4}),
+                                int_constant(*graph, "axes", {axis}), int_constant(*graph, "steps", {step})},
+                               std::move(out));
+    graph->outputs().push_back(add_node(*graph, OpKind::kExp, "y", {u}, graph->value(u).desc.shape));
+    Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), options);
+    REQUIRE(plan.is_ok());
+    REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+    check_planned_run_matches(graph, ramp(input.shape));
+    return plan->piece_views;
+  };
+  const PlanOptions views{.piece_views = true};
+  CHECK(pieces_viewed(1, 1, {1, 3, 4, 8}, views) == 1);  // channels 1:4: one run
+  CHECK(pieces_viewed(2, 1, {1, 4, 3, 8}, views) == 0);  // rows 1:4: a run per channel
+  CHECK(pieces_viewed(1, 2, {1, 2, 4, 8}, views) == 0);  // every other channel
+  CHECK(pieces_viewed(3, 1, {1, 4, 4, 3}, views) == 0);  // columns
 }

@@ -62,6 +62,11 @@ class RandomGraphBuilder {
     return out;
   }
 
+  ValueId ints(const std::vector<int64_t>& values) {
+    return graph_->add_initializer(numbered_name('c', graph_->values().size()),
+                                   Tensor::from_vector<int64_t>({static_cast<int64_t>(values.size())}, values));
+  }
+
   // A value with the same shape as `v` (maybe `v` itself).
   ValueId same_shape_as(ValueId v) {
     std::vector<ValueId> matches;
@@ -74,7 +79,7 @@ class RandomGraphBuilder {
   void add_random_op() {
     const ValueId a = any_value();
     const Shape shape = shape_of(a);
-    switch (pick(0, 5)) {
+    switch (pick(0, 7)) {
       case 0: {
         static constexpr OpKind kUnary[] = {OpKind::kRelu, OpKind::kSigmoid, OpKind::kTanh, OpKind::kLeakyRelu};
         add_op(kUnary[pick(0, 3)], {a}, DType::kF32, shape);
@@ -103,6 +108,30 @@ class RandomGraphBuilder {
         Attributes attrs;
         attrs.set("perm", std::vector<int64_t>{0, 1, 3, 2});
         add_op(OpKind::kTranspose, {a}, DType::kF32, {shape[0], shape[1], shape[3], shape[2]}, std::move(attrs));
+        break;
+      }
+      case 6: {  // Slice of some channels
+        if (shape[1] < 2) break;
+        const int start = pick(0, static_cast<int>(shape[1]) - 1);
+        const int end = pick(start + 1, static_cast<int>(shape[1]));
+        Shape out = shape;
+        out[1] = end - start;
+        add_op(OpKind::kSlice, {a, ints({start}), ints({end}), ints({1})}, DType::kF32, out);
+        break;
+      }
+      case 7: {  // Split into two runs of channels
+        if (shape[1] < 2) break;
+        const int first = pick(1, static_cast<int>(shape[1]) - 1);
+        Shape low = shape, high = shape;
+        low[1] = first;
+        high[1] = shape[1] - first;
+        Node node;
+        node.op = OpKind::kSplit;
+        node.name = numbered_name('n', graph_->nodes().size());
+        node.inputs = {a, ints({first, shape[1] - first})};
+        node.attrs.set("axis", int64_t{1});
+        node.outputs = {add_value(DType::kF32, low), add_value(DType::kF32, high)};
+        graph_->add_node(std::move(node));
         break;
       }
       default: {  // Reshape(b, Shape(a)): the shape operand depends only on the input shape

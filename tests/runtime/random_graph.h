@@ -1,5 +1,6 @@
 // Random small graphs in the IR for property tests of the planner and executor: pointwise unary
-// and binary ops, Concat, Transpose, and Shape -> Reshape chains (which the planner folds), over
+// and binary ops, Concat, Transpose, Slices and Splits of channels, and Shape -> Reshape chains
+// (which the planner folds), over
 // one f32 input [batch, 4, 4, 8], with a few intermediates also listed as graph outputs.
 #pragma once
 
