@@ -112,7 +112,7 @@ struct PlanOptions {
   // header): for backends that run on the graph outputs' storage (the CPU executor).
   bool output_views = false;
   // Slice and Split outputs that are contiguous runs of their input, and Reshapes of them, become
-  // read-only views (see the header): for backends that bind every value by offset (the CPU executor).
+  // read-only views (see the header): for backends that bind every value by offset (both).
   bool piece_views = false;
 };
 

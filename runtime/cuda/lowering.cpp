@@ -70,13 +70,20 @@ class Lowerer {
     const std::vector<uint8_t>& keep = out_.options.f32_values;
     return static_cast<size_t>(v) < keep.size() && keep[static_cast<size_t>(v)] != 0;
   }
-  // The value whose bytes v shares, so that both are stored alike (f32 or f16): the first value of
-  // v's chain of in-place outputs and views, then the aliased Concat output that one is a block
-  // of; else v.
+  // The value whose bytes v shares, so that both are stored alike (f32 or f16): following v's
+  // chain of in-place outputs and views back to its first value, and the value that one lies in
+  // (an aliased Concat output, a sliced input), as far as they go; else v.
   ValueId alias_root(ValueId v) const {
-    while (plan_.in_place_of[static_cast<size_t>(v)] != kNoValue) v = plan_.in_place_of[static_cast<size_t>(v)];
-    const ValueId concat = plan_.alias_of[static_cast<size_t>(v)];
-    return concat != kNoValue ? concat : v;
+    for (;;) {
+      const auto i = static_cast<size_t>(v);
+      if (plan_.in_place_of[i] != kNoValue) {
+        v = plan_.in_place_of[i];
+      } else if (plan_.alias_of[i] != kNoValue) {
+        v = plan_.alias_of[i];
+      } else {
+        return v;
+      }
+    }
   }
 
   // Graph inputs and outputs, then arena values; known values get a constant block on first use.
@@ -97,11 +104,12 @@ class Lowerer {
       const bool half = fp16_ && plan_.descs[v].dtype == DType::kF32 &&
                         !root_kept[static_cast<size_t>(alias_root(static_cast<ValueId>(v)))];
       int64_t offset = plan_.offset[v];
-      // A block of an aliased Concat sits at its f32 byte position inside the output; stored as
-      // f16 the output is half as long, so the block moves to half its distance from the start.
-      const ValueId concat = plan_.alias_of[v];
-      if (half && concat != kNoValue) {
-        const int64_t start = plan_.offset[static_cast<size_t>(concat)];
+      // A value inside another (a Concat's block, a piece view) sits at its f32 byte position in
+      // the value it lies in; stored as f16 that is half as long, so the value moves to half its
+      // distance from the start. (In-place values start where their root does.)
+      const ValueId root = alias_root(static_cast<ValueId>(v));
+      if (half && root != static_cast<ValueId>(v)) {
+        const int64_t start = plan_.offset[static_cast<size_t>(root)];
         offset = start + (offset - start) / 2;
       }
       out_.value_refs[v] = {Region::kArena, 0, offset, half};

@@ -152,9 +152,9 @@ struct LoweredPlan {
 };
 
 // How a plan for the GPU is made (plan_memory): the device's kernels address any element, so
-// Concat blocks alias at any element offset.
+// Concat blocks and piece views (Slice and Split outputs) alias at any element offset.
 inline PlanOptions gpu_plan_options() {
-  return PlanOptions{.concat_blocks_element_aligned = true};
+  return PlanOptions{.concat_blocks_element_aligned = true, .piece_views = true};
 }
 
 // Lowers `plan` (made by plan_memory for this graph, with gpu_plan_options) to steps.
