@@ -24,6 +24,7 @@
 #include "fusion/passes.h"
 #include "fusion/pointwise_chain_finder.h"
 #include "runtime/ops/axes.h"
+#include "runtime/ops/ops.h"
 
 namespace edgefuse::fusion {
 
@@ -163,13 +164,19 @@ class SlicedJoinFinder {
         piece.start += before->shape[static_cast<size_t>(axis)];
       }
     } else {
-      const std::optional<ConstantSlice> bounds = constant_slice(graph_, node);
-      if (!bounds || bounds->axes.size() != 1 || bounds->steps[0] != 1) return std::nullopt;
-      const Result<int> slice_axis = normalize_axis(bounds->axes[0], rank, "axes");
-      if (!slice_axis.is_ok() || *slice_axis != axis) return std::nullopt;
-      const int64_t dim = whole->shape[static_cast<size_t>(axis)];
-      const int64_t start = bounds->starts[0] < 0 ? bounds->starts[0] + dim : bounds->starts[0];
-      piece.start = std::min(std::max<int64_t>(start, 0), dim);
+      // The Slice's operands must be constants; its data only needs a description.
+      const Tensor data = Tensor::meta(whole->dtype, whole->shape);
+      std::vector<const Tensor*> inputs = {&data};
+      for (size_t i = 1; i < node.inputs.size(); ++i) {
+        const Tensor* operand = node.inputs[i] == kNoValue ? nullptr : constant_data(graph_, node.inputs[i]);
+        if (node.inputs[i] != kNoValue && operand == nullptr) return std::nullopt;
+        inputs.push_back(operand);
+      }
+      const Result<SliceGeometry> slice = slice_geometry(inputs);
+      if (!slice.is_ok()) return std::nullopt;
+      const std::optional<int64_t> start = slice_start_on_axis(*slice, whole->shape, axis);
+      if (!start) return std::nullopt;
+      piece.start = *start;
     }
     piece.end = piece.start + width;
     return piece;

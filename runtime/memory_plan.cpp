@@ -7,6 +7,7 @@
 
 #include "runtime/op_table.h"
 #include "runtime/ops/axes.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/pointwise_chain.h"
 
 namespace edgefuse {
@@ -218,22 +219,17 @@ std::optional<int64_t> piece_start(const Node& node, ValueId o, int axis, const 
     }
     return std::nullopt;
   }
-  const auto operand = [&](int index) -> std::optional<std::vector<int64_t>> {
-    if (!node.has_input(index)) return std::nullopt;
-    const Tensor& known = plan.known[static_cast<size_t>(node.inputs[static_cast<size_t>(index)])];
-    if (!known.has_data()) return std::nullopt;
-    Result<std::vector<int64_t>> values = read_constant_ints(known, "Slice operand");
-    if (!values.is_ok() || values->size() != 1) return std::nullopt;
-    return *values;
-  };
-  const std::optional<std::vector<int64_t>> starts = operand(1), axes = operand(3), steps = operand(4);
-  if (!starts || !operand(2) || (node.has_input(3) && !axes) || (node.has_input(4) && !steps)) return std::nullopt;
-  if (steps && (*steps)[0] != 1) return std::nullopt;
-  const Result<int> slice_axis = normalize_axis(axes ? (*axes)[0] : 0, rank, "axes");
-  if (!slice_axis.is_ok() || *slice_axis != axis) return std::nullopt;
-  const int64_t dim = whole[static_cast<size_t>(axis)];
-  const int64_t start = (*starts)[0] < 0 ? (*starts)[0] + dim : (*starts)[0];
-  return std::clamp<int64_t>(start, 0, dim);
+  // A Slice's operands must be known at plan time; its data only needs a description.
+  const Tensor data = Tensor::meta(plan.descs[static_cast<size_t>(node.inputs[0])].dtype, whole);
+  std::vector<const Tensor*> inputs = {&data};
+  for (size_t i = 1; i < node.inputs.size(); ++i) {
+    const ValueId v = node.inputs[i];
+    if (v != kNoValue && !plan.known[static_cast<size_t>(v)].has_data()) return std::nullopt;
+    inputs.push_back(v == kNoValue ? nullptr : &plan.known[static_cast<size_t>(v)]);
+  }
+  const Result<SliceGeometry> slice = slice_geometry(inputs);
+  if (!slice.is_ok()) return std::nullopt;
+  return slice_start_on_axis(*slice, whole, axis);
 }
 
 // Makes the outputs of each Slice (one axis, step 1, known bounds) and Split whose input has every
@@ -283,8 +279,7 @@ void view_contiguous_pieces(const Graph& graph, MemoryPlan& plan) {
       plan.alias_of[o] = whole;
       plan.offset[o] = offsets[k];  // relative to the input until that is placed
       plan.read_only_view[o] = true;
-      plan.last_node[w] = std::max(plan.last_node[w], plan.last_node[o]);
-      extend_alias_ancestors(plan, whole, plan.last_node[o]);
+      extend_alias_ancestors(plan, node.outputs[k], plan.last_node[o]);
     }
     is_alias_target[w] = true;
     plan.node_skipped[n] = true;

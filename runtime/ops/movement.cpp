@@ -165,13 +165,6 @@ Status reference_split(const KernelArgs& args) {
 
 namespace {
 
-// Per axis of the data: first element, step and count (axes not sliced: 0, 1, dim).
-struct SlicePlan {
-  Shape shape;
-  std::vector<int64_t> start;
-  std::vector<int64_t> step;
-};
-
 // Clamps start/end as the ONNX spec states: negatives count from the end, then for a positive step
 // start and end clamp to [0, dim]; for a negative step start clamps to [0, dim - 1], end to [-1, dim - 1].
 void clamp_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t& first, int64_t& count) {
@@ -189,7 +182,9 @@ void clamp_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int
   first = count > 0 ? start : 0;
 }
 
-Result<SlicePlan> plan_slice(std::span<const Tensor* const> inputs) {
+}  // namespace
+
+Result<SliceGeometry> slice_geometry(std::span<const Tensor* const> inputs) {
   EF_RETURN_IF_ERROR(require_input(inputs, 0, "data"));
   EF_RETURN_IF_ERROR(require_input(inputs, 1, "starts"));
   EF_RETURN_IF_ERROR(require_input(inputs, 2, "ends"));
@@ -214,8 +209,8 @@ Result<SlicePlan> plan_slice(std::span<const Tensor* const> inputs) {
                             ends.size(), ", ", axes.size(), ", ", steps.size());
   }
   EF_ASSIGN_OR_RETURN(std::vector<int> normalized, normalize_axes(axes, rank, "slice axis"));
-  SlicePlan plan{data.shape(), std::vector<int64_t>(static_cast<size_t>(rank), 0),
-                 std::vector<int64_t>(static_cast<size_t>(rank), 1)};
+  SliceGeometry plan{data.shape(), std::vector<int64_t>(static_cast<size_t>(rank), 0),
+                     std::vector<int64_t>(static_cast<size_t>(rank), 1)};
   for (size_t i = 0; i < normalized.size(); ++i) {
     const auto axis = static_cast<size_t>(normalized[i]);
     if (steps[i] == 0) return invalid_argument("slice step for axis ", axis, " is 0");
@@ -228,16 +223,23 @@ Result<SlicePlan> plan_slice(std::span<const Tensor* const> inputs) {
   return plan;
 }
 
-}  // namespace
+std::optional<int64_t> slice_start_on_axis(const SliceGeometry& slice, const Shape& whole, int axis) {
+  for (size_t d = 0; d < whole.size(); ++d) {
+    if (static_cast<int>(d) == axis) continue;
+    if (slice.start[d] != 0 || slice.shape[d] != whole[d]) return std::nullopt;
+  }
+  if (slice.step[static_cast<size_t>(axis)] != 1) return std::nullopt;
+  return slice.start[static_cast<size_t>(axis)];
+}
 
 Status infer_slice(const Node&, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs) {
-  EF_ASSIGN_OR_RETURN(SlicePlan plan, plan_slice(inputs));
+  EF_ASSIGN_OR_RETURN(SliceGeometry plan, slice_geometry(inputs));
   outputs = {TensorDesc{inputs[0]->dtype(), std::move(plan.shape)}};
   return Status::ok();
 }
 
 Status reference_slice(const KernelArgs& args) {
-  EF_ASSIGN_OR_RETURN(SlicePlan plan, plan_slice(args.inputs));
+  EF_ASSIGN_OR_RETURN(SliceGeometry plan, slice_geometry(args.inputs));
   const Tensor& data = *args.inputs[0];
   std::vector<int64_t> strides = contiguous_strides(data.shape());
   int64_t offset = 0;

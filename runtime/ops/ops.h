@@ -3,6 +3,7 @@
 // CPU kernel. Ops of one family share a rule where their shapes behave alike.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -76,6 +77,17 @@ EF_DECLARE_INFER(split)
 EF_DECLARE_REFERENCE(split)
 EF_DECLARE_INFER(slice)
 EF_DECLARE_REFERENCE(slice)
+// Where a Slice (inputs: data, starts, ends, axes, steps; the operands with data) reads its data,
+// per axis: the output's extent, the first index and the step (axes not sliced: dim, 0, 1; 1
+// where one element is picked). Starts and ends clamp as ONNX states; errors name the operand.
+struct SliceGeometry {
+  Shape shape;
+  std::vector<int64_t> start;
+  std::vector<int64_t> step;
+};
+Result<SliceGeometry> slice_geometry(std::span<const Tensor* const> inputs);
+// The first index on `axis` of a Slice of `whole` that cuts that axis alone with step 1; else nothing.
+std::optional<int64_t> slice_start_on_axis(const SliceGeometry& slice, const Shape& whole, int axis);
 EF_DECLARE_INFER(transpose)
 EF_DECLARE_REFERENCE(transpose)
 // A Transpose with this attribute (the fuser's fold_concat_into_transpose) permutes the
