@@ -681,6 +681,15 @@ TEST_CASE("verify_memory_plan catches an aliased block outside its Concat output
 
 namespace {
 
+// plan_memory for one input description, required to succeed and to pass verify_memory_plan.
+MemoryPlan verified_plan(const Graph& graph, const TensorDesc& input, const PlanOptions& options = {}) {
+  Result<MemoryPlan> plan = plan_memory(graph, std::span(&input, 1), options);
+  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
+  const Status valid = verify_memory_plan(graph, *plan);
+  REQUIRE_MESSAGE(valid.is_ok(), valid.to_string());
+  return std::move(plan).value();
+}
+
 // x -> Relu a -> Sigmoid s -> Reshape r, x -> Tanh b -> Reshape q; Concat(r, q) on axis 1 is the
 // graph output c. With `r_read_after`, Exp(r) is a second graph output after the Concat.
 std::shared_ptr<Graph> concat_output_graph(bool r_read_after) {
@@ -714,43 +723,38 @@ std::shared_ptr<Graph> concat_output_graph(bool r_read_after) {
 TEST_CASE("a Concat that is a graph output has its inputs, and what shares their bytes, written into it") {
   const auto graph = concat_output_graph(false);
   const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
-  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), PlanOptions{.output_views = true});
-  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
-  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+  const MemoryPlan plan = verified_plan(*graph, input, PlanOptions{.output_views = true});
   const auto id = [&](const char* name) { return static_cast<size_t>(*graph->find_value(name)); };
   const auto c = static_cast<ValueId>(id("c"));
-  CHECK(plan->concats_into_outputs == 1);
+  CHECK(plan.concats_into_outputs == 1);
   // a, the Sigmoid in its bytes and the Reshape viewing them are the first block; b and q the second.
   for (const char* name : {"a", "s", "r", "b", "q"}) {
     CAPTURE(name);
-    CHECK(plan->written_into_output[id(name)] == c);
-    CHECK(!plan->in_arena(static_cast<ValueId>(id(name))));
+    CHECK(plan.written_into_output[id(name)] == c);
+    CHECK(!plan.in_arena(static_cast<ValueId>(id(name))));
   }
-  CHECK(plan->output_offset[id("a")] == 0);
-  CHECK(plan->output_offset[id("r")] == 0);
-  CHECK(plan->output_offset[id("b")] == static_cast<int64_t>(kBuffer));
-  CHECK(plan->arena_bytes == 0);
-  CHECK(plan->node_skipped == std::vector<bool>{false, false, true, false, true, true});
+  CHECK(plan.output_offset[id("a")] == 0);
+  CHECK(plan.output_offset[id("r")] == 0);
+  CHECK(plan.output_offset[id("b")] == static_cast<int64_t>(kBuffer));
+  CHECK(plan.arena_bytes == 0);
+  CHECK(plan.node_skipped == std::vector<bool>{false, false, true, false, true, true});
   // Relu, Sigmoid (in place) and Tanh: 2 buffers each; nothing copied into the output.
-  CHECK(plan->activation_bytes_moved == 6 * kBuffer);
+  CHECK(plan.activation_bytes_moved == 6 * kBuffer);
   check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
 
   // Without output views (the CUDA executor's plans) the Concat copies.
-  Result<MemoryPlan> copying = plan_memory(*graph, std::span(&input, 1));
-  REQUIRE(copying.is_ok());
-  CHECK(copying->concats_into_outputs == 0);
-  CHECK(copying->activation_bytes_moved == 10 * kBuffer);
+  const MemoryPlan copying = verified_plan(*graph, input);
+  CHECK(copying.concats_into_outputs == 0);
+  CHECK(copying.activation_bytes_moved == 10 * kBuffer);
 }
 
 TEST_CASE("a Concat output's block is not written where a value sharing its bytes is read after the Concat") {
   // r is a view of s, which took a's bytes: Exp reads r after the Concat, so a, s and r stay.
   const auto graph = concat_output_graph(true);
   const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
-  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), PlanOptions{.output_views = true});
-  REQUIRE(plan.is_ok());
-  REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
-  CHECK(plan->concats_into_outputs == 0);
-  CHECK(!plan->node_skipped[5]);
+  const MemoryPlan plan = verified_plan(*graph, input, PlanOptions{.output_views = true});
+  CHECK(plan.concats_into_outputs == 0);
+  CHECK(!plan.node_skipped[5]);
   check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
 }
 
@@ -800,30 +804,26 @@ TEST_CASE("the outputs of a Split and of a Slice on channels are views of their 
   graph->outputs().push_back(add_node(*graph, OpKind::kRelu, "y1", {u}, {1, 2, 4, 8}));
 
   const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
-  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), PlanOptions{.piece_views = true});
-  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
-  const Status valid = verify_memory_plan(*graph, *plan);
-  REQUIRE_MESSAGE(valid.is_ok(), valid.to_string());
-  const auto at = [&](ValueId v) { return plan->offset[static_cast<size_t>(v)]; };
-  CHECK(plan->piece_views == 2);
-  CHECK(plan->node_skipped == std::vector<bool>{false, true, false, false, true, false});
-  CHECK(plan->alias_of[static_cast<size_t>(s0)] == a);
-  CHECK(plan->alias_of[static_cast<size_t>(s1)] == a);
+  const MemoryPlan plan = verified_plan(*graph, input, PlanOptions{.piece_views = true});
+  const auto at = [&](ValueId v) { return plan.offset[static_cast<size_t>(v)]; };
+  CHECK(plan.piece_views == 2);
+  CHECK(plan.node_skipped == std::vector<bool>{false, true, false, false, true, false});
+  CHECK(plan.alias_of[static_cast<size_t>(s0)] == a);
+  CHECK(plan.alias_of[static_cast<size_t>(s1)] == a);
   CHECK(at(s0) == at(a));
   CHECK(at(s1) == at(a) + kChannelBytes);
-  CHECK(plan->alias_of[static_cast<size_t>(u)] == t);
+  CHECK(plan.alias_of[static_cast<size_t>(u)] == t);
   CHECK(at(u) == at(t) + kChannelBytes);
-  CHECK(plan->read_only_view[static_cast<size_t>(u)]);
+  CHECK(plan.read_only_view[static_cast<size_t>(u)]);
   // A view is never overwritten in place: Tanh writes bytes of its own, and a lives while s1 does.
-  CHECK(plan->in_place_of[static_cast<size_t>(t)] == kNoValue);
-  CHECK(plan->last_node[static_cast<size_t>(a)] == 3);
+  CHECK(plan.in_place_of[static_cast<size_t>(t)] == kNoValue);
+  CHECK(plan.last_node[static_cast<size_t>(a)] == 3);
   // Only Relu (4 channels in, 4 out), Sigmoid (1, 1), Tanh (3, 3) and Relu (2, 2) move bytes.
-  CHECK(plan->activation_bytes_moved == static_cast<size_t>((8 + 2 + 6 + 4) * kChannelBytes));
+  CHECK(plan.activation_bytes_moved == static_cast<size_t>((8 + 2 + 6 + 4) * kChannelBytes));
   check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
 
-  Result<MemoryPlan> copying = plan_memory(*graph, std::span(&input, 1));
-  REQUIRE(copying.is_ok());
-  CHECK(copying->piece_views == 0);
+  const MemoryPlan copying = verified_plan(*graph, input);
+  CHECK(copying.piece_views == 0);
 }
 
 TEST_CASE("a piece of a Concat's block, and a Reshape of it, are views nested in the Concat's output") {
@@ -843,21 +843,18 @@ TEST_CASE("a piece of a Concat's block, and a Reshape of it, are views nested in
   graph->outputs().push_back(add_node(*graph, OpKind::kExp, "z", {r}, {1, 64}));
 
   const TensorDesc input{DType::kF32, {1, 4, 4, 8}};
-  Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), PlanOptions{.piece_views = true});
-  REQUIRE_MESSAGE(plan.is_ok(), plan.status().to_string());
-  const Status valid = verify_memory_plan(*graph, *plan);
-  REQUIRE_MESSAGE(valid.is_ok(), valid.to_string());
-  const auto at = [&](ValueId v) { return plan->offset[static_cast<size_t>(v)]; };
-  CHECK(plan->concats_aliased == 1);
-  CHECK(plan->piece_views == 1);
-  CHECK(plan->views == 1);
-  CHECK(plan->alias_of[static_cast<size_t>(a)] == c);
-  CHECK(plan->alias_of[static_cast<size_t>(u)] == a);
-  CHECK(plan->alias_of[static_cast<size_t>(r)] == a);  // where u lies, not in u
+  const MemoryPlan plan = verified_plan(*graph, input, PlanOptions{.piece_views = true});
+  const auto at = [&](ValueId v) { return plan.offset[static_cast<size_t>(v)]; };
+  CHECK(plan.concats_aliased == 1);
+  CHECK(plan.piece_views == 1);
+  CHECK(plan.views == 1);
+  CHECK(plan.alias_of[static_cast<size_t>(a)] == c);
+  CHECK(plan.alias_of[static_cast<size_t>(u)] == a);
+  CHECK(plan.alias_of[static_cast<size_t>(r)] == a);  // where u lies, not in u
   CHECK(at(u) == at(c) + 2 * kChannelBytes);
   CHECK(at(r) == at(u));
   // The Concat's output lives until the Exp has read r.
-  CHECK(plan->last_node[static_cast<size_t>(c)] == 6);
+  CHECK(plan.last_node[static_cast<size_t>(c)] == 6);
   check_planned_run_matches(graph, ramp({1, 4, 4, 8}));
 }
 
@@ -873,11 +870,9 @@ TEST_CASE("pieces that are not one contiguous, aligned run of their input are co
                                 int_constant(*graph, "axes", {axis}), int_constant(*graph, "steps", {step})},
                                std::move(out));
     graph->outputs().push_back(add_node(*graph, OpKind::kExp, "y", {u}, graph->value(u).desc.shape));
-    Result<MemoryPlan> plan = plan_memory(*graph, std::span(&input, 1), options);
-    REQUIRE(plan.is_ok());
-    REQUIRE(verify_memory_plan(*graph, *plan).is_ok());
+    const MemoryPlan plan = verified_plan(*graph, input, options);
     check_planned_run_matches(graph, ramp(input.shape));
-    return plan->piece_views;
+    return plan.piece_views;
   };
   const PlanOptions views{.piece_views = true};
   CHECK(pieces_viewed(1, 1, {1, 3, 4, 8}, views) == 1);  // channels 1:4: one run
