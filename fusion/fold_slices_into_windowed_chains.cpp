@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "fusion/axis_cut.h"
 #include "fusion/graph_edit.h"
 #include "fusion/passes.h"
 #include "fusion/pointwise_chain_finder.h"
 #include "runtime/ops/axes.h"
-#include "runtime/ops/ops.h"
 
 namespace edgefuse::fusion {
 
@@ -142,44 +142,12 @@ class SlicedJoinFinder {
   std::optional<Piece> piece_of(ValueId v, int axis) const {
     const NodeId cutter = graph_.value(v).producer;
     if (cutter < 0 || is_graph_output(graph_, v)) return std::nullopt;
-    const Node& node = graph_.node(cutter);
-    if ((node.op != OpKind::kSlice && node.op != OpKind::kSplit) || !node.has_input(0)) return std::nullopt;
-    const std::optional<TensorDesc>& whole = chains_.static_desc(node.inputs[0]);
-    const std::optional<TensorDesc>& part = chains_.static_desc(v);
-    if (!whole || !part || whole->dtype != DType::kF32 || part->shape.size() != whole->shape.size()) {
-      return std::nullopt;
+    const std::optional<AxisCut> cut = axis_cut(graph_, cutter, chains_.static_descs(), axis);
+    if (!cut || chains_.static_desc(cut->source)->dtype != DType::kF32) return std::nullopt;
+    for (const AxisPiece& piece : cut->pieces) {
+      if (piece.value == v) return Piece{v, cutter, piece.start, piece.end, std::nullopt};
     }
-    const auto rank = static_cast<int>(whole->shape.size());
-    const int64_t width = part->shape[static_cast<size_t>(axis)];
-    Piece piece;
-    piece.value = v;
-    piece.cutter = cutter;
-    if (node.op == OpKind::kSplit) {
-      const Result<int> split_axis = normalize_axis(node.attrs.get_int("axis", 0), rank, "axis");
-      if (!split_axis.is_ok() || *split_axis != axis) return std::nullopt;
-      for (ValueId output : node.outputs) {
-        if (output == v) break;
-        const std::optional<TensorDesc>& before = chains_.static_desc(output);
-        if (!before) return std::nullopt;
-        piece.start += before->shape[static_cast<size_t>(axis)];
-      }
-    } else {
-      // The Slice's operands must be constants; its data only needs a description.
-      const Tensor data = Tensor::meta(whole->dtype, whole->shape);
-      std::vector<const Tensor*> inputs = {&data};
-      for (size_t i = 1; i < node.inputs.size(); ++i) {
-        const Tensor* operand = node.inputs[i] == kNoValue ? nullptr : constant_data(graph_, node.inputs[i]);
-        if (node.inputs[i] != kNoValue && operand == nullptr) return std::nullopt;
-        inputs.push_back(operand);
-      }
-      const Result<SliceGeometry> slice = slice_geometry(inputs);
-      if (!slice.is_ok()) return std::nullopt;
-      const std::optional<int64_t> start = slice_start_on_axis(*slice, whole->shape, axis);
-      if (!start) return std::nullopt;
-      piece.start = *start;
-    }
-    piece.end = piece.start + width;
-    return piece;
+    return std::nullopt;
   }
 
   const Graph& graph_;

@@ -39,6 +39,8 @@ constexpr PassEntry kPasses[] = {
     {"fold_batchnorm_into_conv", fusion::fold_batchnorm_into_conv},
     {"fold_scale_shift_into_conv", fusion::fold_scale_shift_into_conv},
     {"fuse_conv_add", fusion::fuse_conv_add},
+    {"push_slices_into_concat_inputs", fusion::push_slices_into_concat_inputs},
+    {"push_activations_into_concat_inputs", fusion::push_activations_into_concat_inputs},
     {"fuse_conv_activation", fusion::fuse_conv_activation},
     {"fuse_conv_activation_add", fusion::fuse_conv_activation_add},
     {"trim_zero_padded_residuals", fusion::trim_zero_padded_residuals},

@@ -26,6 +26,10 @@ Status fold_batchnorm_into_conv(Graph& graph, PassReport& report);
 Status fold_scale_shift_into_conv(Graph& graph, PassReport& report);
 // Adds a same-shaped tensor to a Conv's output inside the Conv (the fused residual).
 Status fuse_conv_add(Graph& graph, PassReport& report);
+// Cuts a Concat's inputs instead of its output where only cuts read it (pieces of whole inputs are those inputs).
+Status push_slices_into_concat_inputs(Graph& graph, PassReport& report);
+// Applies an activation of Conv outputs assembled by Concats and Reshapes to each Conv output instead.
+Status push_activations_into_concat_inputs(Graph& graph, PassReport& report);
 // Records a following activation (SiLU included) on the Conv node as its epilogue.
 Status fuse_conv_activation(Graph& graph, PassReport& report);
 // Adds a same-shaped tensor to an activated Conv's output inside the Conv, after the activation.

@@ -42,6 +42,7 @@ class PointwiseChainFinder {
   // Per value: the nodes reading it (fusion/graph_edit.h's value_consumers), and its static description.
   const std::vector<std::vector<NodeId>>& consumers() const { return consumers_; }
   const std::optional<TensorDesc>& static_desc(ValueId v) const { return descs_[static_cast<size_t>(v)]; }
+  const std::vector<std::optional<TensorDesc>>& static_descs() const { return descs_; }
 
  private:
   bool static_f32(ValueId v) const;

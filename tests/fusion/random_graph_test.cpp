@@ -120,7 +120,7 @@ Graph random_graph(std::mt19937& rng) {
   const int64_t steps = pick(rng, 2, 7);
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t c = cur.shape[1];
-    switch (pick(rng, 0, 17)) {
+    switch (pick(rng, 0, 18)) {
       case 0:
       case 1:
       case 2:
@@ -265,8 +265,9 @@ Graph random_graph(std::mt19937& rng) {
                 OpKind::kSlice, {cur.value, ints({cuts[i - 1]}), ints({cuts[i]}), ints({static_cast<int64_t>(axis)})}));
           }
         }
+        const bool untouched = pick(rng, 0, 4) == 0;  // pieces joined again as cut
         for (size_t i = 0; i < pieces.size(); ++i) {
-          if (pick(rng, 0, 2) == 0) continue;
+          if (untouched || pick(rng, 0, 2) == 0) continue;
           Current piece{pieces[i], cur.shape};
           piece.shape[axis] = cuts[i + 1] - cuts[i];
           for (int64_t op = pick(rng, 1, 3); op > 0; --op) piece.value = add_pointwise(m, piece, {}, rng);
@@ -274,6 +275,36 @@ Graph random_graph(std::mt19937& rng) {
         }
         if (pick(rng, 0, 4) == 0) std::reverse(pieces.begin(), pieces.end());
         cur.value = m.node(OpKind::kConcat, pieces, on_axis);
+        break;
+      }
+      case 18: {  // a YOLOv8-style head, as extra outputs: per level two 1x1 Convs joined on channels and
+                  // flattened, the levels joined on the cells, cut on channels (where the Convs meet
+                  // or not), an activation on each piece
+        const int64_t box = pick(rng, 1, 6), cls = pick(rng, 1, 6), rows = box + cls;
+        std::vector<ValueId> levels;
+        for (const Current& h : history) {
+          if (h.shape[1] != c || (!levels.empty() && pick(rng, 0, 1) == 0)) continue;
+          const auto head_conv = [&](int64_t out) {
+            return m.node(OpKind::kConv,
+                          {h.value, m.random_constant({out, c, 1, 1}, rng), m.random_constant({out}, rng)});
+          };
+          Attributes on_channels;
+          on_channels.set("axis", int64_t{1});
+          const ValueId joined = m.node(OpKind::kConcat, {head_conv(box), head_conv(cls)}, on_channels);
+          levels.push_back(m.node(OpKind::kReshape, {joined, m.constant(Tensor::from_vector<int64_t>(
+                                                                 {3}, {1, rows, h.shape[2] * h.shape[3]}))}));
+        }
+        Attributes on_cells;
+        on_cells.set("axis", int64_t{2});
+        const ValueId predictions = m.node(OpKind::kConcat, levels, on_cells);
+        const int64_t cut = pick(rng, 0, 2) == 0 ? pick(rng, 1, rows - 1) : box;
+        if (cut <= 0 || cut >= rows) break;
+        Attributes on_axis;
+        on_axis.set("axis", int64_t{1});
+        const std::vector<ValueId> pieces = m.node_with_outputs(
+            OpKind::kSplit, {predictions, m.constant(Tensor::from_vector<int64_t>({2}, {cut, rows - cut}))}, 2,
+            on_axis);
+        for (ValueId piece : pieces) m.output(add_activation(m, piece, rng));
         break;
       }
       case 12: {  // SPP: Concat of the input and same-padded stride-1 pools of growing odd kernels
@@ -323,6 +354,8 @@ TEST_CASE("random graphs: fused equals unfused") {
   int pools_into_residuals = 0;
   int transposes_into_convs = 0;
   int scale_shifts_into_convs = 0;
+  int slices_into_concat_inputs = 0;
+  int activations_into_concat_inputs = 0;
   for (int seed = 0; seed < kCases; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(static_cast<unsigned>(seed));
@@ -343,6 +376,8 @@ TEST_CASE("random graphs: fused equals unfused") {
       if (report.pass == "fold_max_pool_into_conv_residual") pools_into_residuals += report.changes;
       if (report.pass == "fold_transpose_into_conv_output") transposes_into_convs += report.changes;
       if (report.pass == "fold_scale_shift_into_conv") scale_shifts_into_convs += report.changes;
+      if (report.pass == "push_slices_into_concat_inputs") slices_into_concat_inputs += report.changes;
+      if (report.pass == "push_activations_into_concat_inputs") activations_into_concat_inputs += report.changes;
     }
     fewer_nodes += fused.nodes().size() < original.nodes().size() ? 1 : 0;
     const std::vector<Tensor> inputs = random_inputs_for(original, rng);
@@ -357,8 +392,9 @@ TEST_CASE("random graphs: fused equals unfused") {
           windowed_chains, " Concats of pieces into windowed chains, ", splits_into_concats,
           " Splits' pieces concatenated whole, ", concats_into_transposes, " Concats into Transposes, ",
           pools_into_residuals, " pools read through by Convs, ", transposes_into_convs,
-          " Transposes written by Convs, ", scale_shifts_into_convs, " scales and shifts into Convs), ", fewer_nodes,
-          " of ", kCases, " graphs shrank");
+          " Transposes written by Convs, ", scale_shifts_into_convs, " scales and shifts into Convs, ",
+          slices_into_concat_inputs, " cuts moved into Concats' inputs, ", activations_into_concat_inputs,
+          " activations moved onto Convs), ", fewer_nodes, " of ", kCases, " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
   CHECK(residuals_after_activation > 0);
   CHECK(stems_folded > 0);
@@ -370,6 +406,8 @@ TEST_CASE("random graphs: fused equals unfused") {
   CHECK(pools_into_residuals > 0);
   CHECK(transposes_into_convs > 0);
   CHECK(scale_shifts_into_convs > 0);
+  CHECK(slices_into_concat_inputs > 0);
+  CHECK(activations_into_concat_inputs > 0);
 }
 
 }  // namespace
