@@ -9,6 +9,7 @@
 // "fused" is the optimised graph planned as the CPU executor plans it (Executor::plan_options), so
 // the tensor between the Convs of a kernel pair (runtime/ops/conv_pair.h) is neither stored nor moved.
 // Each kernel's reads count each value once (MemoryPlan::activation_bytes_moved).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -385,7 +386,11 @@ void print_text(const std::string& model, const InspectReport& report, const Par
 
   std::printf("passes:\n");
   if (report.passes.empty()) std::printf("  (none run)\n");
-  for (const PassReport& pass : report.passes) std::printf("  %-32s %5d changes\n", pass.pass.c_str(), pass.changes);
+  int name_width = 0;
+  for (const PassReport& pass : report.passes) name_width = std::max(name_width, static_cast<int>(pass.pass.size()));
+  for (const PassReport& pass : report.passes) {
+    std::printf("  %-*s %5d changes\n", name_width, pass.pass.c_str(), pass.changes);
+  }
 
   std::printf("memory per inference:\n");
   std::printf("  activation bytes moved  %10.2f MiB fused, %.2f MiB unfused (%.2fx less)\n", mib(report.moved_fused),
