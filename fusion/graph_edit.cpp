@@ -167,6 +167,10 @@ bool static_rank4_f32(const TensorDesc& desc) {
 }
 
 bool is_pointwise_conv(const Graph& graph, const Node& conv) {
+  return has_pointwise_conv_window(graph, conv) && static_rank4_f32(graph.value(conv.outputs[0]).desc);
+}
+
+bool has_pointwise_conv_window(const Graph& graph, const Node& conv) {
   if (conv.op != OpKind::kConv || conv.inputs.size() < 2 || conv.outputs.size() != 1) return false;
   if (conv.attrs.get_int("group", 1) != 1 || conv.attrs.get_int(kConvInputChannelsLast, 0) != 0) return false;
   if (conv.attrs.get_string("auto_pad", "NOTSET") != "NOTSET" || !attribute_absent_or_all(conv, "strides", 1, 2) ||
@@ -174,8 +178,7 @@ bool is_pointwise_conv(const Graph& graph, const Node& conv) {
     return false;
   }
   const TensorDesc& weight = graph.value(conv.inputs[1]).desc;
-  return weight.shape.size() == 4 && weight.shape[2] == 1 && weight.shape[3] == 1 &&
-         static_rank4_f32(graph.value(conv.outputs[0]).desc);
+  return weight.shape.size() == 4 && weight.shape[2] == 1 && weight.shape[3] == 1;
 }
 
 std::string unique_value_name(const Graph& graph, const std::string& base) {

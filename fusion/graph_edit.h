@@ -60,6 +60,8 @@ bool static_rank4_f32(const TensorDesc& desc);
 // dilation, reading its input channels-first, with a static f32 rank-4 output: the 1x1 Convs the
 // CPU runs as a GEMM on the input planes. Residual and epilogue attributes are the caller's to check.
 bool is_pointwise_conv(const Graph& graph, const Node& conv);
+// The same without looking at the output's description (for callers holding static_value_descs).
+bool has_pointwise_conv_window(const Graph& graph, const Node& conv);
 
 // A value name not yet used in the graph, derived from `base`.
 std::string unique_value_name(const Graph& graph, const std::string& base);

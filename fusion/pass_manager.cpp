@@ -41,6 +41,7 @@ constexpr PassEntry kPasses[] = {
     {"fuse_conv_add", fusion::fuse_conv_add},
     {"push_slices_into_concat_inputs", fusion::push_slices_into_concat_inputs},
     {"push_activations_into_concat_inputs", fusion::push_activations_into_concat_inputs},
+    {"fuse_softmax_expectation", fusion::fuse_softmax_expectation},
     {"fuse_conv_activation", fusion::fuse_conv_activation},
     {"fuse_conv_activation_add", fusion::fuse_conv_activation_add},
     {"trim_zero_padded_residuals", fusion::trim_zero_padded_residuals},

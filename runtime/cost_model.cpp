@@ -58,6 +58,8 @@ int64_t node_flops(const Graph& graph, const MemoryPlan& plan, NodeId id) {
       return 2 * out;
     case OpKind::kSoftmax:
       return 4 * out;  // max, exp, sum, divide
+    case OpKind::kSoftmaxExpectation:
+      return 4 * numel_of(plan, node.inputs[0]);  // max, exp, sum, weighted sum
     case OpKind::kResize:
       return out;
     case OpKind::kPointwiseChain: {

@@ -61,6 +61,9 @@ enum class OpKind : uint16_t {
   kIdentity,
   // Internal, made by the fuser (never imported): a chain of the pointwise ops above in one pass
   kPointwiseChain,
+  // Internal, made by the fuser: the expectation of constant weights under a Softmax along one
+  // axis (a detector's distribution head: Softmax over bins, then a 1x1 Conv summing bin * index)
+  kSoftmaxExpectation,
   kCount
 };
 

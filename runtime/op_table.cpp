@@ -57,6 +57,7 @@ constexpr OpDef kOpTable[] = {
   {OpKind::kConstant,           "Constant",            0, 0,    1, 1, infer_constant,           reference_constant,           nullptr},
   {OpKind::kIdentity,           "Identity",            1, 1,    1, 1, infer_same_as_input,      reference_copy_input,         nullptr},
   {OpKind::kPointwiseChain,     "PointwiseChain",      1, 4,    1, 1, infer_pointwise_chain,    reference_pointwise_chain,    cpu_pointwise_chain},
+  {OpKind::kSoftmaxExpectation, "SoftmaxExpectation",  2, 3,    1, 1, infer_softmax_expectation, reference_softmax_expectation, cpu_softmax_expectation},
 };
 // clang-format on
 

@@ -427,6 +427,8 @@ class Lowerer {
         return lower_global_average_pool(node);
       case OpKind::kSoftmax:
         return lower_softmax(node);
+      case OpKind::kSoftmaxExpectation:
+        return lower_softmax_expectation(node);
       case OpKind::kBatchNormalization:
         return lower_batch_normalization(node);
       case OpKind::kConcat:
@@ -639,6 +641,30 @@ class Lowerer {
     s.inner = legacy ? 1 : shape_numel(dims.subspan(static_cast<size_t>(axis) + 1));
     if (s.length == 0 || s.inner == 0) s.outer = 0;  // nothing to normalise
     return StepsOrFallback{std::vector{step_for(node, s, {node.inputs[0]})}};
+  }
+
+  // The fuser's SoftmaxExpectation with known weights and bias, on the [outer, length, inner] view.
+  Result<StepsOrFallback> lower_softmax_expectation(const Node& node) {
+    if (!all_f32(node)) return StepsOrFallback{not_lowered("SoftmaxExpectation on a dtype other than f32")};
+    const ValueId bias = input_or_none(node, 2);
+    if (!known(node.inputs[1]) || (bias != kNoValue && !known(bias))) {
+      return StepsOrFallback{not_lowered("SoftmaxExpectation with weights or bias not constant")};
+    }
+    const Shape& shape = desc(node.inputs[0]).shape;
+    const auto rank = static_cast<int64_t>(shape.size());
+    int64_t axis = node.attrs.get_int("axis", 0);
+    if (axis < -rank || axis >= rank) {
+      return invalid_model("SoftmaxExpectation axis ", axis, " is out of range for rank ", rank);
+    }
+    if (axis < 0) axis += rank;
+    const std::span<const int64_t> dims(shape);
+    SoftmaxExpectationStep s;
+    s.outer = shape_numel(dims.first(static_cast<size_t>(axis)));
+    s.length = shape[static_cast<size_t>(axis)];
+    s.inner = shape_numel(dims.subspan(static_cast<size_t>(axis) + 1));
+    s.bias = bias != kNoValue ? static_cast<float>(known_tensor(bias).double_at(0)) : 0.0f;
+    if (s.length == 0 || s.inner == 0) s.outer = 0;
+    return StepsOrFallback{std::vector{step_for(node, s, {node.inputs[0], node.inputs[1]})}};
   }
 
   // Inference-mode BatchNormalization with known statistics: one scale and shift per channel,

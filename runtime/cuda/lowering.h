@@ -121,9 +121,9 @@ struct CpuFallbackStep {
 
 using StepParams =
     std::variant<ConvStep, ConvGemmStep, PointwiseConvStep, DepthwiseConvStep, UnaryStep, BinaryStep, ChainStep,
-                 PoolStep, PlaneMeanStep, SoftmaxStep, ChannelAffineStep, BlockCopyStep, GatherStep, RowCountResetStep,
-                 RowSelectStep, RowGatherStep, GridCandidateStep, AnchorCandidateStep, NmsRankStep, NmsMaskStep,
-                 NmsSweepStep, NmsIndexStep, CpuFallbackStep>;
+                 PoolStep, PlaneMeanStep, SoftmaxStep, SoftmaxExpectationStep, ChannelAffineStep, BlockCopyStep,
+                 GatherStep, RowCountResetStep, RowSelectStep, RowGatherStep, GridCandidateStep, AnchorCandidateStep,
+                 NmsRankStep, NmsMaskStep, NmsSweepStep, NmsIndexStep, CpuFallbackStep>;
 
 struct LoweredStep {
   NodeId node = -1;  // the node it computes (part of), -1 for the final output copies

@@ -330,6 +330,30 @@ struct SoftmaxStep : Operands {
   }
 };
 
+// SoftmaxExpectation (runtime/ops/ops.h) over the view [outer, length, inner]: per group,
+// sum_k softmax_k * weights[k] + bias, written at (outer, inner). Operands: X, weights. One item
+// per group.
+struct SoftmaxExpectationStep : Operands {
+  int64_t outer = 0;
+  int64_t length = 0;
+  int64_t inner = 0;
+  float bias = 0.0f;
+
+  EF_HOST_DEVICE int64_t count() const { return outer * inner; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t base = (i / inner) * length * inner + i % inner;
+    float max_value = -INFINITY;
+    for (int64_t k = 0; k < length; ++k) max_value = fmaxf(max_value, load(0, base + k * inner));
+    float sum = 0, dot = 0;
+    for (int64_t k = 0; k < length; ++k) {
+      const float e = expf(load(0, base + k * inner) - max_value);
+      sum += e;
+      dot += e * load(1, k);
+    }
+    store(i, dot / sum + bias);
+  }
+};
+
 // y = x * scale[c] + shift[c] with c = (i / inner) % channels: BatchNormalization with its
 // statistics folded into one scale and shift per channel. Operands: X, scale, shift.
 struct ChannelAffineStep : Operands {

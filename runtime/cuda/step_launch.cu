@@ -65,6 +65,7 @@ template int launch_on_stream(const PointwiseEpilogueStep&, void*);
 template int launch_on_stream(const PoolStep&, void*);
 template int launch_on_stream(const PlaneMeanStep&, void*);
 template int launch_on_stream(const SoftmaxStep&, void*);
+template int launch_on_stream(const SoftmaxExpectationStep&, void*);
 template int launch_on_stream(const ChannelAffineStep&, void*);
 template int launch_on_stream(const BlockCopyStep&, void*);
 template int launch_on_stream(const GatherStep&, void*);

@@ -165,6 +165,10 @@ struct CpuKernelTable {
   // in[c + k * inner], k < length); with inner == 1, one contiguous group (columns == 1).
   // Columns at a time keep every loop contiguous: YOLOv8's DFL normalises 16 bins 4 x 8400 apart.
   void (*softmax_f32)(const float* in, float* out, int64_t length, int64_t inner, int64_t columns);
+  // The same groups' expectation of `weights` (length floats) under their softmax, plus `bias`:
+  // out[c] = sum_k softmax_k * weights[k] + bias, one float per group.
+  void (*softmax_expectation_f32)(const float* in, const float* weights, float bias, float* out, int64_t length,
+                                  int64_t inner, int64_t columns);
 };
 
 // The table of the active level (active_cpu_isa()), and of a compiled one.
@@ -197,4 +201,6 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
   void max_pool_plane(const MaxPool2d& p, const float* in, float* out, float* scratch);                               \
   void upsample2x_f32(const float* src, float* dst, int64_t rows, int64_t width);                                     \
   void softmax_f32(const float* in, float* out, int64_t length, int64_t inner, int64_t columns);                      \
+  void softmax_expectation_f32(const float* in, const float* weights, float bias, float* out, int64_t length,         \
+                               int64_t inner, int64_t columns);                                                       \
   }

@@ -66,6 +66,12 @@ EF_DECLARE_CPU(binary)  // optimised path for every binary op above, dispatched 
 EF_DECLARE_INFER(softmax)
 EF_DECLARE_REFERENCE(softmax)
 EF_DECLARE_CPU(softmax)
+// SoftmaxExpectation (internal, fusion/fuse_softmax_expectation.cpp): inputs X, weights W (f32,
+// [X.dim(axis)]), optional bias B (f32, one element); attribute `axis`. Y has X's shape with
+// dim `axis` 1: Y = sum_k softmax(X, axis)_k * W[k] + B.
+EF_DECLARE_INFER(softmax_expectation)
+EF_DECLARE_REFERENCE(softmax_expectation)
+EF_DECLARE_CPU(softmax_expectation)
 EF_DECLARE_INFER(reduce_mean)
 EF_DECLARE_REFERENCE(reduce_mean)
 EF_DECLARE_INFER(cast)

@@ -39,6 +39,12 @@ void zip(const float* a, int64_t stride_a, const float* b, int64_t stride_b, flo
   }
 }
 
+// m[c] = max(m[c], row[c]) as a select GCC vectorises (std::max returns a reference and stays scalar:
+// that loop took half of Softmax's time). NaN in row is dropped as std::max drops it.
+inline void running_max(float* __restrict m, const float* __restrict row, int64_t width) {
+  for (int64_t c = 0; c < width; ++c) m[c] = m[c] < row[c] ? row[c] : m[c];
+}
+
 }  // namespace
 
 void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count) {
@@ -114,7 +120,7 @@ void softmax_f32(const float* in, float* out, int64_t length, int64_t inner, int
     std::copy(x, x + width, max_value);
     for (int64_t k = 1; k < length; ++k) {
       const float* row = x + k * inner;
-      for (int64_t c = 0; c < width; ++c) max_value[c] = std::max(max_value[c], row[c]);
+      running_max(max_value, row, width);
     }
     std::fill(scale, scale + width, 0.0f);
     for (int64_t k = 0; k < length; ++k) {
@@ -130,6 +136,47 @@ void softmax_f32(const float* in, float* out, int64_t length, int64_t inner, int
       float* out_row = y + k * inner;
       for (int64_t c = 0; c < width; ++c) out_row[c] *= scale[c];
     }
+  }
+}
+
+void softmax_expectation_f32(const float* in, const float* weights, float bias, float* out, int64_t length,
+                             int64_t inner, int64_t columns) {
+  if (inner == 1) {  // one contiguous group
+    float max_value = in[0];
+    for (int64_t k = 1; k < length; ++k) max_value = std::max(max_value, in[k]);
+    float sum = 0, dot = 0;
+    for (int64_t k = 0; k < length; ++k) {
+      const float e = vector_math::exp_f32(in[k] - max_value);
+      sum += e;
+      dot += e * weights[k];
+    }
+    out[0] = dot / sum + bias;
+    return;
+  }
+  // As softmax_f32, but the exponentials are summed twice (plain and weighted) instead of stored:
+  // the group is read twice and one float written.
+  constexpr int64_t kBlock = 256;
+  float max_value[kBlock], sum[kBlock], dot[kBlock];
+  for (int64_t c0 = 0; c0 < columns; c0 += kBlock) {
+    const int64_t width = std::min(kBlock, columns - c0);
+    const float* x = in + c0;
+    std::copy(x, x + width, max_value);
+    for (int64_t k = 1; k < length; ++k) {
+      const float* row = x + k * inner;
+      running_max(max_value, row, width);
+    }
+    std::fill(sum, sum + width, 0.0f);
+    std::fill(dot, dot + width, 0.0f);
+    for (int64_t k = 0; k < length; ++k) {
+      const float* row = x + k * inner;
+      const float w = weights[k];
+      for (int64_t c = 0; c < width; ++c) {
+        const float e = vector_math::exp_f32(row[c] - max_value[c]);
+        sum[c] += e;
+        dot[c] += e * w;
+      }
+    }
+    for (int64_t c = 0; c < width; ++c) out[c0 + c] = dot[c] / sum[c] + bias;
   }
 }
 

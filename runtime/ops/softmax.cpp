@@ -1,4 +1,5 @@
-// Softmax, opset-13 semantics: normalise along the single axis `axis` (default -1).
+// Softmax, opset-13 semantics: normalise along the single axis `axis` (default -1); and the
+// fuser's SoftmaxExpectation, the weighted sum of such a softmax (ops.h).
 //
 // Opsets before 13 coerced the input to 2-D instead: [prod(dims[:axis]), prod(dims[axis:])],
 // normalising each row over all trailing dims together (default axis 1). The importer marks
@@ -45,6 +46,37 @@ Result<SoftmaxView> softmax_view(const Node& node, const Shape& shape) {
     view.inner = shape_numel(dims.subspan(static_cast<size_t>(axis) + 1));
   }
   return view;
+}
+
+// SoftmaxExpectation's operands: X, weights of X.dim(axis) f32 values, an optional one-element f32 bias.
+struct ExpectationOperands {
+  SoftmaxView view;
+  const float* weights = nullptr;
+  float bias = 0.0f;
+};
+
+Result<ExpectationOperands> expectation_operands(const Node& node, std::span<const Tensor* const> inputs) {
+  const Tensor& x = *inputs[0];
+  if (!dtype_is_float(x.dtype())) {
+    return unsupported("SoftmaxExpectation needs a float input, got ", x.desc().to_string());
+  }
+  if (!node.attrs.has("axis")) return invalid_argument("SoftmaxExpectation needs its axis attribute");
+  ExpectationOperands operands;
+  EF_ASSIGN_OR_RETURN(operands.view, softmax_view(node, x.shape()));
+  const Tensor& w = *inputs[1];
+  if (w.dtype() != DType::kF32 || w.shape() != Shape{operands.view.length}) {
+    return invalid_argument("SoftmaxExpectation weights are ", w.desc().to_string(), ", expected f32[",
+                            operands.view.length, "] (one per element along the axis)");
+  }
+  operands.weights = w.has_data() ? w.data<float>() : nullptr;
+  if (inputs.size() > 2 && inputs[2] != nullptr) {
+    const Tensor& b = *inputs[2];
+    if (b.dtype() != DType::kF32 || b.numel() != 1) {
+      return invalid_argument("SoftmaxExpectation bias is ", b.desc().to_string(), ", expected one f32 value");
+    }
+    operands.bias = b.has_data() ? b.data<float>()[0] : 0.0f;
+  }
+  return operands;
 }
 
 }  // namespace
@@ -111,6 +143,75 @@ Status cpu_softmax(const KernelArgs& args) {
       const int64_t o = item / blocks, c0 = (item % blocks) * kColumns;
       const int64_t offset = o * view.length * view.inner + c0;
       kernels.softmax_f32(in + offset, out + offset, view.length, view.inner, std::min(kColumns, view.inner - c0));
+    }
+  });
+  return Status::ok();
+}
+
+Status infer_softmax_expectation(const Node& node, std::span<const Tensor* const> inputs,
+                                 std::vector<TensorDesc>& outputs) {
+  EF_RETURN_IF_ERROR(expectation_operands(node, inputs).status());
+  const Tensor& x = *inputs[0];
+  Shape shape = x.shape();
+  const auto rank = static_cast<int64_t>(shape.size());
+  const int64_t axis = node.attrs.get_int("axis", 0);
+  shape[static_cast<size_t>(axis < 0 ? axis + rank : axis)] = 1;
+  outputs.assign(1, TensorDesc{x.dtype(), std::move(shape)});
+  return Status::ok();
+}
+
+// In double: each group's max subtracted before exp, as reference_softmax does.
+Status reference_softmax_expectation(const KernelArgs& args) {
+  EF_ASSIGN_OR_RETURN(const ExpectationOperands operands, expectation_operands(args.node, args.inputs));
+  const SoftmaxView& view = operands.view;
+  const Tensor& x = *args.inputs[0];
+  Tensor& y = *args.outputs[0];
+  return visit_dtype(x.dtype(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (kIsFloatLike<T>) {
+      const T* in = x.data<T>();
+      T* out = y.data<T>();
+      for (int64_t o = 0; o < view.outer; ++o) {
+        for (int64_t i = 0; i < view.inner; ++i) {
+          const int64_t base = o * view.length * view.inner + i;
+          double max_value = -INFINITY;
+          for (int64_t k = 0; k < view.length; ++k)
+            max_value = std::max(max_value, as_double(in[base + k * view.inner]));
+          double sum = 0, dot = 0;
+          for (int64_t k = 0; k < view.length; ++k) {
+            const double e = std::exp(as_double(in[base + k * view.inner]) - max_value);
+            sum += e;
+            dot += e * static_cast<double>(operands.weights[k]);
+          }
+          out[o * view.inner + i] = from_double<T>(dot / sum + static_cast<double>(operands.bias));
+        }
+      }
+      return Status::ok();
+    } else {
+      return unsupported("SoftmaxExpectation needs a float input, got ", x.desc().to_string());
+    }
+  });
+}
+
+// f32: the per-ISA loops (cpu_kernel_table.h), threaded over blocks of columns as cpu_softmax is.
+Status cpu_softmax_expectation(const KernelArgs& args) {
+  const Tensor& x = *args.inputs[0];
+  if (x.dtype() != DType::kF32) return reference_softmax_expectation(args);
+  EF_ASSIGN_OR_RETURN(const ExpectationOperands operands, expectation_operands(args.node, args.inputs));
+  const SoftmaxView& view = operands.view;
+  const float* in = x.data<float>();
+  float* out = args.outputs[0]->data<float>();
+  const CpuKernelTable& kernels = cpu_kernel_table();
+  constexpr int64_t kColumns = 1024;
+  const int64_t blocks = (view.inner + kColumns - 1) / kColumns;
+  const int64_t grain =
+      std::max<int64_t>(1, 16 * 1024 / std::max<int64_t>(1, view.length * std::min(view.inner, kColumns)));
+  parallel_for(args.pool, view.outer * blocks, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t o = item / blocks, c0 = (item % blocks) * kColumns;
+      kernels.softmax_expectation_f32(in + o * view.length * view.inner + c0, operands.weights, operands.bias,
+                                      out + o * view.inner + c0, view.length, view.inner,
+                                      std::min(kColumns, view.inner - c0));
     }
   });
   return Status::ok();

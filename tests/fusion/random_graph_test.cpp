@@ -120,7 +120,7 @@ Graph random_graph(std::mt19937& rng) {
   const int64_t steps = pick(rng, 2, 7);
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t c = cur.shape[1];
-    switch (pick(rng, 0, 18)) {
+    switch (pick(rng, 0, 19)) {
       case 0:
       case 1:
       case 2:
@@ -307,6 +307,24 @@ Graph random_graph(std::mt19937& rng) {
         for (ValueId piece : pieces) m.output(add_activation(m, piece, rng));
         break;
       }
+      case 19: {  // a distribution head, as an extra output: Softmax over channels (or over rows moved
+                  // onto channels), then a 1x1 Conv to one channel
+        ValueId bins = cur.value;
+        int64_t length = c;
+        if (pick(rng, 0, 1) == 0) {
+          Attributes perm;
+          perm.set("perm", std::vector<int64_t>{0, 2, 1, 3});
+          bins = m.node(OpKind::kTranspose, {bins}, perm);
+          length = cur.shape[2];
+        }
+        Attributes on_channels;
+        on_channels.set("axis", int64_t{1});
+        std::vector<ValueId> conv = {m.node(OpKind::kSoftmax, {bins}, on_channels),
+                                     m.random_constant({1, length, 1, 1}, rng, 0, 16)};
+        if (pick(rng, 0, 1) == 0) conv.push_back(m.random_constant({1}, rng));
+        m.output(m.node(OpKind::kConv, conv));
+        break;
+      }
       case 12: {  // SPP: Concat of the input and same-padded stride-1 pools of growing odd kernels
         Attributes axis;
         axis.set("axis", int64_t{1});
@@ -356,6 +374,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   int scale_shifts_into_convs = 0;
   int slices_into_concat_inputs = 0;
   int activations_into_concat_inputs = 0;
+  int softmax_expectations = 0;
   for (int seed = 0; seed < kCases; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(static_cast<unsigned>(seed));
@@ -378,6 +397,7 @@ TEST_CASE("random graphs: fused equals unfused") {
       if (report.pass == "fold_scale_shift_into_conv") scale_shifts_into_convs += report.changes;
       if (report.pass == "push_slices_into_concat_inputs") slices_into_concat_inputs += report.changes;
       if (report.pass == "push_activations_into_concat_inputs") activations_into_concat_inputs += report.changes;
+      if (report.pass == "fuse_softmax_expectation") softmax_expectations += report.changes;
     }
     fewer_nodes += fused.nodes().size() < original.nodes().size() ? 1 : 0;
     const std::vector<Tensor> inputs = random_inputs_for(original, rng);
@@ -394,7 +414,8 @@ TEST_CASE("random graphs: fused equals unfused") {
           pools_into_residuals, " pools read through by Convs, ", transposes_into_convs,
           " Transposes written by Convs, ", scale_shifts_into_convs, " scales and shifts into Convs, ",
           slices_into_concat_inputs, " cuts moved into Concats' inputs, ", activations_into_concat_inputs,
-          " activations moved onto Convs), ", fewer_nodes, " of ", kCases, " graphs shrank");
+          " activations moved onto Convs, ", softmax_expectations, " softmax expectations), ", fewer_nodes, " of ",
+          kCases, " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
   CHECK(residuals_after_activation > 0);
   CHECK(stems_folded > 0);
@@ -408,6 +429,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   CHECK(scale_shifts_into_convs > 0);
   CHECK(slices_into_concat_inputs > 0);
   CHECK(activations_into_concat_inputs > 0);
+  CHECK(softmax_expectations > 0);
 }
 
 }  // namespace

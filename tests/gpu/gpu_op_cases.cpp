@@ -329,6 +329,17 @@ void add_pointwise_cases(CaseBuilder& b) {
     m.output(m.node(OpKind::kSoftmax, {x}, middle));
     m.output(m.node(OpKind::kSoftmax, {x}, legacy));
   });
+  b.add("softmax expectations: a distribution head's bins, with and without a bias",
+        [](GraphMaker& m, std::mt19937& rng) {
+          const ValueId bins = m.input({1, 4, 16, 37});
+          Attributes on_bins;
+          on_bins.set("axis", int64_t{2});
+          m.output(m.node(OpKind::kSoftmaxExpectation, {bins, m.random_constant({16}, rng, 0, 15)}, on_bins));
+          Attributes last;
+          last.set("axis", int64_t{-1});
+          m.output(m.node(OpKind::kSoftmaxExpectation,
+                          {bins, m.random_constant({37}, rng), m.random_constant({1}, rng)}, last));
+        });
 }
 
 void add_pool_cases(CaseBuilder& b) {

@@ -560,3 +560,36 @@ TEST_CASE("isa dispatch: Softmax on every supported level matches the reference,
     }
   }
 }
+
+TEST_CASE("isa dispatch: SoftmaxExpectation on every supported level matches the reference") {
+  ActiveIsaGuard guard;
+  ThreadPool pool(2);
+  struct ExpectationCase {
+    Shape shape;
+    int64_t axis;
+  };
+  // YOLOv8's DFL ([1, 4, 16, cells] over the 16 bins, cells apart, a ragged last block of columns);
+  // the last axis (contiguous groups); a first axis.
+  const ExpectationCase cases[] = {{{1, 4, 16, 1029}, 2}, {{3, 7, 9}, -1}, {{5, 2, 300}, 0}};
+  std::mt19937 rng(43);
+  for (const ExpectationCase& c : cases) {
+    const Tensor x = random_tensor(DType::kF32, c.shape, rng, -30.0, 30.0);
+    const int64_t length =
+        c.shape[static_cast<size_t>(c.axis < 0 ? c.axis + static_cast<int64_t>(c.shape.size()) : c.axis)];
+    const Tensor weights = random_tensor(DType::kF32, {length}, rng, 0.0, 16.0);
+    const Tensor bias = random_tensor(DType::kF32, {1}, rng, -1.0, 1.0);
+    Node node = make_node(OpKind::kSoftmaxExpectation, 3);
+    node.attrs.set("axis", c.axis);
+    auto expected = run_op(node, {&x, &weights, &bias}, true);
+    REQUIRE(expected.is_ok());
+    for (CpuIsa isa : supported_isas()) {
+      REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+      INFO(shape_to_string(c.shape), " axis ", c.axis, " isa ", cpu_isa_name(isa));
+      auto actual = run_op(node, {&x, &weights, &bias}, false, &pool);
+      REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
+      const ErrorStats error = compare_tensors(actual->at(0), expected->at(0));
+      CHECK_MESSAGE(error.relative_l2 <= 1e-6, error.to_string());
+      CHECK(error.mismatched_nan == 0);
+    }
+  }
+}

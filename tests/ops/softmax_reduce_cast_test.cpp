@@ -121,6 +121,56 @@ TEST_CASE("Softmax errors: axis out of range, integer input") {
         StatusCode::kUnsupported);
 }
 
+TEST_CASE("SoftmaxExpectation is the weighted sum of the softmax along its axis, plus the bias") {
+  std::mt19937 rng(12);
+  const Tensor x = test::random_tensor(DType::kF32, {2, 4, 3, 5}, rng, -4, 4);
+  const Tensor bins = Tensor::from_vector<float>({3}, {0.0f, 1.0f, 2.0f});
+  const Tensor bias = Tensor::from_vector<float>({1}, {-0.25f});
+  Node node = make_node(OpKind::kSoftmaxExpectation, 3);
+  node.attrs.set("axis", int64_t{2});
+  auto result = run_op(node, {&x, &bins, &bias}, /*reference=*/true);
+  REQUIRE_MESSAGE(result.is_ok(), result.status().to_string());
+  const Tensor& y = result->at(0);
+  CHECK(y.shape() == Shape{2, 4, 1, 5});
+  const std::vector<double> p = naive_softmax(x, 8, 3, 5);
+  for (int64_t o = 0; o < 8; ++o) {
+    for (int64_t s = 0; s < 5; ++s) {
+      double expected = -0.25;
+      for (int64_t k = 0; k < 3; ++k) expected += p[static_cast<size_t>(o * 15 + k * 5 + s)] * static_cast<double>(k);
+      CHECK(y.double_at(o * 5 + s) == doctest::Approx(expected).epsilon(1e-6));
+    }
+  }
+  // Without the bias, along the last axis (contiguous groups), a negative axis.
+  Node last = make_node(OpKind::kSoftmaxExpectation, 2);
+  last.attrs.set("axis", int64_t{-1});
+  const Tensor five = Tensor::from_vector<float>({5}, {1.0f, -2.0f, 0.5f, 3.0f, 0.0f});
+  auto unbiased = run_op(last, {&x, &five}, /*reference=*/true);
+  REQUIRE(unbiased.is_ok());
+  CHECK(unbiased->at(0).shape() == Shape{2, 4, 3, 1});
+  const std::vector<double> q = naive_softmax(x, 24, 5, 1);
+  double expected = 0;
+  for (int64_t k = 0; k < 5; ++k) expected += q[static_cast<size_t>(k)] * five.double_at(k);
+  CHECK(unbiased->at(0).double_at(0) == doctest::Approx(expected).epsilon(1e-6));
+}
+
+TEST_CASE("SoftmaxExpectation errors: no axis, weights of the wrong length, a bias of several values") {
+  const Tensor x = Tensor::meta(DType::kF32, {1, 4, 16, 10});
+  const Tensor sixteen = Tensor::meta(DType::kF32, {16});
+  const Tensor four = Tensor::meta(DType::kF32, {4});
+  const Tensor two = Tensor::meta(DType::kF32, {2});
+  Node node = make_node(OpKind::kSoftmaxExpectation, 3);
+  std::vector<TensorDesc> outputs;
+  CHECK(infer_node(node, std::vector<const Tensor*>{&x, &sixteen}, outputs).message().find("axis attribute") !=
+        std::string::npos);
+  node.attrs.set("axis", int64_t{2});
+  const Status wrong = infer_node(node, std::vector<const Tensor*>{&x, &four}, outputs);
+  CHECK(wrong.message().find("weights are f32[4], expected f32[16]") != std::string::npos);
+  CHECK(infer_node(node, std::vector<const Tensor*>{&x, &sixteen, &two}, outputs).message().find("one f32 value") !=
+        std::string::npos);
+  REQUIRE(infer_node(node, std::vector<const Tensor*>{&x, &sixteen}, outputs).is_ok());
+  CHECK(outputs[0].shape == Shape{1, 4, 1, 10});
+}
+
 TEST_CASE("ReduceMean with and without axes and keepdims") {
   std::vector<float> values(24);
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i * i % 17) - 3.5f;
