@@ -7,6 +7,9 @@
 //   dense -> depthwise (a stem Conv and the downsampling depthwise Conv after it, as in YOLOX):
 //     the dense Conv's rows, then the depthwise rows reading them. On YOLOX-nano the stem's
 //     208 x 208 x 16 output (2.8 MB) is the largest tensor of the model.
+//   dense -> strided dense (YOLOv5's and YOLOv8's stem and the 3x3 stride-2 Conv after it): the
+//     same, the second Conv's phase planes filled from the band of rows. At 640 the stem's
+//     320 x 320 x 16 output (6.5 MB) is those models' largest tensor.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +33,9 @@ inline constexpr int64_t kConvPairMinBytes = int64_t{2} << 20;
 // pair the memory plan took for the bytes it saves, cpu_conv_pair_in_place_any_size):
 //   - first depthwise (group == channels == out_channels) without residual, second 1x1 (stride 1,
 //     no padding, group 1);
-//   - first dense (group 1, not 1x1 stride 1) and second depthwise, neither with a residual.
+//   - first dense (group 1, not 1x1 stride 1) and second depthwise, neither with a residual;
+//   - both dense, the second of stride 2 or more (so that a band's rows are never computed twice),
+//     neither with a residual.
 // Returns false, having run nothing, otherwise: the caller runs the two nodes one by one (the
 // executor asks cpu_conv_pair_planned while planning instead, and stores no tensor between the
 // pairs it finds, so false there is an error). The caller guarantees that nothing else reads

@@ -6,7 +6,8 @@
 //   dense -> depthwise: the dense Conv's rows (phase planes, GEMM, compaction as in conv_cpu.cpp)
 //     into a buffer, then the depthwise rows reading it as a small image of its own. Consecutive
 //     bands of a thread overlap by the depthwise window's extra rows, which move to the top of
-//     the buffer instead of being computed again.
+//     the buffer instead of being computed again;
+//   dense -> strided dense: the same rows, then the second dense Conv's band over them.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -255,72 +256,73 @@ Conv2d depthwise_band_view(const Conv2d& d, int64_t o0, int64_t o1, int64_t r0, 
   return b;
 }
 
-Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& depthwise, PairQuery query,
-                                  PairSize size) {
-  EF_ASSIGN_OR_RETURN(const std::optional<Conv2dPair> convs, conv2d_pair(dense, depthwise, false));
-  if (!convs) return false;
-  Conv2d f = convs->first;
-  const Conv2d& d = convs->second;
-  const bool dense_ok =
-      f.group == 1 && !f.pointwise && f.sh <= kConvPhaseMaxStride && f.sw <= kConvPhaseMaxStride && f.oh > 0;
-  // Every output row must read at least one real input row (else a band's view has none).
-  const bool depthwise_ok = d.group == d.channels && d.group == d.out_channels && d.channels == f.out_channels &&
-                            !d.channels_last && d.batch == f.batch && d.ih == f.oh && d.iw == f.ow &&
-                            d.sh <= kConvPhaseMaxStride && d.sw <= kConvPhaseMaxStride && d.oh > 0 && d.ow > 0 &&
-                            (d.kh - 1) * d.dh >= d.ph && (d.oh - 1) * d.sh - d.ph < d.ih;
-  if (!dense_ok || !depthwise_ok || d.batch == 0) return false;
-  const int64_t working_bytes =
-      static_cast<int64_t>(sizeof(float)) * d.batch *
-      (f.channels * f.input_plane + d.channels * d.input_plane + d.out_channels * d.output_plane);
-  if (working_bytes < kConvPairMinBytes && size == PairSize::kAboveL2) return false;
-  if (query != PairQuery::kRun) return query == PairQuery::kQualifies;  // never in place: the shapes differ
+// What the second Conv of a pair with a dense first needs of the first's output rows: its stride,
+// padding and window on the rows, its input and output heights, and the floats of its own band
+// buffers per output row (for the band size).
+struct SecondRows {
+  int64_t sh = 1, ph = 0, kh = 1, dh = 1, ih = 0, oh = 0;
+  int64_t floats_per_row = 0;
+};
 
-  // Depthwise output rows [o0, o1) read dense output rows [first_row(o0), end_row(o1)).
-  const auto first_row = [&](int64_t o0) { return std::max<int64_t>(0, o0 * d.sh - d.ph); };
-  const auto end_row = [&](int64_t o1) { return std::min(d.ih, (o1 - 1) * d.sh - d.ph + (d.kh - 1) * d.dh + 1); };
-  // Bands of about 1 MiB of buffers: the dense rows' phase planes, GEMM output and compacted
-  // rows, d.sh dense rows per depthwise row. Each band fills its phase planes' extra rows again,
-  // so smaller bands cost more (YOLOX-nano's stem pair: 1.56 ms with 512 KiB, 1.77 with 192 KiB,
-  // 1.51 with 1 MiB; 2 MiB, all of L2, 3 % slower again).
+SecondRows second_rows(const Conv2d& c, int64_t floats_per_row) {
+  return SecondRows{c.sh, c.ph, c.kh, c.dh, c.ih, c.oh, floats_per_row};
+}
+
+// Whether every output row of the second Conv reads at least one real input row (else a band's
+// view of the rows has none).
+bool reads_real_rows(const SecondRows& s) {
+  return s.oh > 0 && (s.kh - 1) * s.dh >= s.ph && (s.oh - 1) * s.sh - s.ph < s.ih;
+}
+
+// The dense Conv `f` in bands of the second Conv's output rows, each band's rows of f's output
+// into a buffer (channel ch's from rows + ch * plane on), then second_band(n, o0, o1, r0, r1, rows,
+// plane): the second Conv's output rows [o0, o1) of image n from f's rows [r0, r1). Bands of about
+// 1 MiB of buffers: the dense rows' phase planes, GEMM output and compacted rows, s.sh dense rows
+// per output row, and the second's own. Each band fills its phase planes' extra rows again, so
+// smaller bands cost more (YOLOX-nano's stem pair: 1.56 ms with 512 KiB, 1.77 with 192 KiB, 1.51
+// with 1 MiB; 2 MiB, all of L2, 3 % slower again). A thread runs a run of consecutive bands; more
+// runs than threads balance the load, each computing its first band's overlap rows again, while
+// consecutive bands of a run move their overlap rows to the top of the buffer.
+template <typename SecondBand>
+void dense_rows_in_bands(Conv2d f, const SecondRows& s, int64_t batch, const KernelArgs& dense,
+                         SecondBand second_band) {
+  // Output rows [o0, o1) read dense output rows [first_row(o0), end_row(o1)).
+  const auto first_row = [&](int64_t o0) { return std::max<int64_t>(0, o0 * s.sh - s.ph); };
+  const auto end_row = [&](int64_t o1) { return std::min(s.ih, (o1 - 1) * s.sh - s.ph + (s.kh - 1) * s.dh + 1); };
   constexpr int64_t kBandFloats = 256 * 1024;
   const int64_t per_dense_row = f.cg * f.sh * f.sw * f.phase_cols + f.mg * (f.phase_cols + f.ow);
-  int64_t band = std::clamp<int64_t>(kBandFloats / (per_dense_row * d.sh), 1, d.oh);
-  const int64_t bands = (d.oh + band - 1) / band;
-  band = (d.oh + bands - 1) / bands;  // as even as the count allows
-  // A thread runs a run of consecutive bands; more runs than threads balance the load, each
-  // computing its first band's overlap rows again.
+  int64_t band = std::clamp<int64_t>(kBandFloats / (per_dense_row * s.sh + s.floats_per_row), 1, s.oh);
+  const int64_t bands = (s.oh + band - 1) / band;
+  band = (s.oh + bands - 1) / bands;  // as even as the count allows
   const int64_t threads = dense.pool != nullptr ? dense.pool->size() : 1;
-  const int64_t runs = threads <= 1 ? 1 : std::min(bands, std::max<int64_t>(1, (2 * threads + d.batch - 1) / d.batch));
+  const int64_t runs = threads <= 1 ? 1 : std::min(bands, std::max<int64_t>(1, (2 * threads + batch - 1) / batch));
   int64_t max_rows = 0;  // dense rows a band needs, at most
-  for (int64_t o0 = 0; o0 < d.oh; o0 += band) {
-    max_rows = std::max(max_rows, end_row(std::min(d.oh, o0 + band)) - first_row(o0));
+  for (int64_t o0 = 0; o0 < s.oh; o0 += band) {
+    max_rows = std::max(max_rows, end_row(std::min(s.oh, o0 + band)) - first_row(o0));
   }
   f.band_rows = max_rows;
   f.band_plane_floats = (max_rows + f.phase_rows - f.oh) * f.phase_cols + f.phase_cols + kConvPhaseSlack;
   const int64_t ldf = max_rows * f.phase_cols;
   const int64_t plane = max_rows * f.ow;  // per channel of the buffer of dense rows
-  const int64_t depthwise_scratch =
-      depthwise_band_view(d, 0, band, 0, max_rows, nullptr, plane).depthwise_scratch_floats;
 
   const CpuKernelTable& kernels = cpu_kernel_table();
   f.packed_w = packed_conv_weights(f, kernels, dense);
   parallel_for(
-      dense.pool, d.batch * runs, 1,
+      dense.pool, batch * runs, 1,
       [&](int64_t begin, int64_t end) {
-        thread_local std::vector<float> planes_buffer, flat_buffer, panel_buffer, rows_buffer, scratch_buffer;
+        thread_local std::vector<float> planes_buffer, flat_buffer, panel_buffer, rows_buffer;
         thread_local std::vector<const float*> b_rows_buffer;
         float* const planes = grown_to(planes_buffer, dense_band_floats(f));
         float* const flat = grown_to(flat_buffer, f.mg * ldf);
         float* const panel = grown_to(panel_buffer, f.kernel_columns * kGemmPanelColumns);
         float* const rows = grown_to(rows_buffer, f.mg * plane);
-        float* const scratch = grown_to(scratch_buffer, depthwise_scratch);
         const float** const b_rows = grown_to(b_rows_buffer, f.kernel_columns);
         dense_tap_rows(f, planes, b_rows);
         for (int64_t task = begin; task < end; ++task) {
           const int64_t n = task / runs, run = task % runs;
           int64_t held_begin = 0, held_end = 0;  // dense rows in `rows` from the run's previous band
           for (int64_t b = run * bands / runs; b < (run + 1) * bands / runs; ++b) {
-            const int64_t o0 = b * band, o1 = std::min(d.oh, o0 + band);
+            const int64_t o0 = b * band, o1 = std::min(s.oh, o0 + band);
             const int64_t r0 = first_row(o0), r1 = end_row(o1);
             int64_t kept = 0;  // rows [r0, r0 + kept) are already held
             if (held_end > r0 && held_begin <= r0) {
@@ -338,13 +340,108 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
               kernels.conv_dense_band(part, b_rows, n, 0, r0 + kept, r1, rows + kept * f.ow, plane, flat, ldf, panel);
             }
             held_begin = r0, held_end = r1;
-            const Conv2d view = depthwise_band_view(d, o0, o1, r0, r1, rows, plane);
-            kernels.conv_depthwise_band(view, 0, 0, o1 - o0, d.y + n * d.channels * d.output_plane + o0 * d.ow,
-                                        d.output_plane, scratch);
+            second_band(n, o0, o1, r0, r1, rows, plane);
           }
         }
       },
       kContiguousBands);
+}
+
+bool dense_first_ok(const Conv2d& f) {
+  return f.group == 1 && !f.pointwise && f.sh <= kConvPhaseMaxStride && f.sw <= kConvPhaseMaxStride && f.oh > 0;
+}
+
+Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& depthwise, PairQuery query,
+                                  PairSize size) {
+  EF_ASSIGN_OR_RETURN(const std::optional<Conv2dPair> convs, conv2d_pair(dense, depthwise, false));
+  if (!convs) return false;
+  const Conv2d& f = convs->first;
+  const Conv2d& d = convs->second;
+  const SecondRows s = second_rows(d, 0);
+  const bool depthwise_ok = d.group == d.channels && d.group == d.out_channels && d.channels == f.out_channels &&
+                            !d.channels_last && d.batch == f.batch && d.ih == f.oh && d.iw == f.ow &&
+                            d.sh <= kConvPhaseMaxStride && d.sw <= kConvPhaseMaxStride && d.ow > 0 &&
+                            reads_real_rows(s);
+  if (!dense_first_ok(f) || !depthwise_ok || d.batch == 0) return false;
+  const int64_t working_bytes =
+      static_cast<int64_t>(sizeof(float)) * d.batch *
+      (f.channels * f.input_plane + d.channels * d.input_plane + d.out_channels * d.output_plane);
+  if (working_bytes < kConvPairMinBytes && size == PairSize::kAboveL2) return false;
+  if (query != PairQuery::kRun) return query == PairQuery::kQualifies;  // never in place: the shapes differ
+
+  const CpuKernelTable& kernels = cpu_kernel_table();
+  dense_rows_in_bands(f, s, d.batch, dense,
+                      [&](int64_t n, int64_t o0, int64_t o1, int64_t r0, int64_t r1, const float* rows, int64_t plane) {
+                        thread_local std::vector<float> scratch_buffer;
+                        const Conv2d view = depthwise_band_view(d, o0, o1, r0, r1, rows, plane);
+                        kernels.conv_depthwise_band(view, 0, 0, o1 - o0,
+                                                    d.y + n * d.channels * d.output_plane + o0 * d.ow, d.output_plane,
+                                                    grown_to(scratch_buffer, view.depthwise_scratch_floats));
+                      });
+  return true;
+}
+
+// The dense Conv `c` restricted to its output rows [o0, o1), reading input rows [r0, r1) from
+// `rows` as depthwise_band_view does, in one band whose phase planes hold `max_band` output rows.
+Conv2d dense_band_view(const Conv2d& c, int64_t o0, int64_t o1, int64_t r0, int64_t r1, const float* rows,
+                       int64_t plane, int64_t max_band) {
+  Conv2d b = c;
+  b.batch = 1;
+  b.ih = r1 - r0;
+  b.ph = c.ph + r0 - o0 * c.sh;
+  b.oh = o1 - o0;
+  b.input_plane = plane;
+  b.output_plane = b.oh * b.ow;
+  b.phase_rows = b.oh + (b.kh - 1) * b.dh / b.sh;
+  b.band_rows = b.oh;
+  b.band_plane_floats = (max_band + (b.kh - 1) * b.dh / b.sh) * b.phase_cols + b.phase_cols + kConvPhaseSlack;
+  b.x = rows;
+  b.y = nullptr;  // written through conv_dense_band's `out`
+  return b;
+}
+
+// dense -> dense (YOLOv5's and YOLOv8's stems: a 6x6 or 3x3 stride-2 Conv on the image, then a 3x3
+// stride-2 Conv): the second Conv's phase planes are filled from the band of the first's rows.
+Result<bool> dense_then_dense(const KernelArgs& first, const KernelArgs& second, PairQuery query, PairSize size) {
+  EF_ASSIGN_OR_RETURN(const std::optional<Conv2dPair> convs, conv2d_pair(first, second, false));
+  if (!convs) return false;
+  const Conv2d& f = convs->first;
+  const Conv2d& c = convs->second;
+  const bool second_ok = dense_first_ok(c) && !c.channels_last && c.channels == f.out_channels && c.batch == f.batch &&
+                         c.ih == f.oh && c.iw == f.ow && c.ow > 0;
+  if (!dense_first_ok(f) || !second_ok || c.batch == 0) return false;
+  // Only a strided second Conv: a band of its rows reads about sh times as many of the first's, so
+  // the rows a band holds are never computed twice for the halo a stride-1 window needs across
+  // runs, and the first's output is the pair's largest tensor.
+  if (c.sh < 2) return false;
+  const int64_t working_bytes =
+      static_cast<int64_t>(sizeof(float)) * c.batch *
+      (f.channels * f.input_plane + c.channels * c.input_plane + c.out_channels * c.output_plane);
+  if (working_bytes < kConvPairMinBytes && size == PairSize::kAboveL2) return false;
+  if (query != PairQuery::kRun) return query == PairQuery::kQualifies;
+
+  const int64_t second_per_row = c.cg * c.sh * c.sw * c.phase_cols + c.mg * c.phase_cols;
+  const SecondRows s = second_rows(c, second_per_row);
+  if (!reads_real_rows(s)) return false;
+  const CpuKernelTable& kernels = cpu_kernel_table();
+  Conv2d packed = c;
+  packed.packed_w = packed_conv_weights(c, kernels, second);
+  dense_rows_in_bands(f, s, c.batch, first,
+                      [&](int64_t n, int64_t o0, int64_t o1, int64_t r0, int64_t r1, const float* rows, int64_t plane) {
+                        thread_local std::vector<float> planes_buffer, flat_buffer, panel_buffer;
+                        thread_local std::vector<const float*> b_rows_buffer;
+                        Conv2d view = dense_band_view(packed, o0, o1, r0, r1, rows, plane, o1 - o0);
+                        view.packed_w = packed.packed_w;
+                        float* const planes = grown_to(planes_buffer, dense_band_floats(view));
+                        float* const flat = grown_to(flat_buffer, view.mg * view.band_rows * view.phase_cols);
+                        float* const panel = grown_to(panel_buffer, view.kernel_columns * kGemmPanelColumns);
+                        const float** const b_rows = grown_to(b_rows_buffer, view.kernel_columns);
+                        dense_tap_rows(view, planes, b_rows);
+                        kernels.conv_phase_band(view, 0, 0, 0, planes);
+                        kernels.conv_dense_band(view, b_rows, 0, 0, 0, o1 - o0,
+                                                c.y + n * c.out_channels * c.output_plane + o0 * c.ow, c.output_plane,
+                                                flat, view.band_rows * view.phase_cols, panel);
+                      });
   return true;
 }
 
@@ -368,7 +465,7 @@ Result<bool> pair_kind(const KernelArgs& first, const KernelArgs& second, PairQu
   }
   if (first.node.attrs.get_int("group", 1) > 1) return depthwise_then_pointwise(first, second, query, size);
   if (second.node.attrs.get_int("group", 1) > 1) return dense_then_depthwise(first, second, query, size);
-  return false;
+  return dense_then_dense(first, second, query, size);
 }
 
 }  // namespace

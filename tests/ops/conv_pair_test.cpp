@@ -1,5 +1,5 @@
 // Two Convs run as one kernel (runtime/ops/conv_pair.h) against the reference kernels run one
-// after the other, for both kinds of pair: depthwise -> 1x1 and dense -> depthwise. Strides,
+// after the other, for every kind of pair: depthwise -> 1x1, dense -> depthwise and dense -> strided dense. Strides,
 // kernel sizes, dilations, paddings, epilogues on both, a residual on the 1x1 (the block's input,
 // as BlazeFace adds it), batches, bands that do not divide the height, and 1 to 3 threads; the
 // depthwise -> 1x1 pair also with its output over its input (as the memory plan places a block
@@ -349,6 +349,63 @@ TEST_CASE("a dense Conv and the depthwise Conv after it as one kernel equal the 
       check_pair_ran(ran, out, expected->at(0), unused);
     }
   }
+}
+
+struct DenseDenseCase {
+  int64_t batch, channels, height, width, kernel, stride, pad, middle;
+  int64_t second_kernel, second_stride, out_channels;
+  std::string first_activation, second_activation;
+};
+
+TEST_CASE("a dense Conv and the strided dense Conv after it as one kernel equal the two run one by one") {
+  const DenseDenseCase cases[] = {
+      {1, 3, 320, 320, 3, 2, 1, 16, 3, 2, 24, "silu", "silu"},  // YOLOv8's stem, then its first downsampling
+      {1, 3, 256, 288, 6, 2, 2, 16, 3, 2, 32, "silu", "silu"},  // YOLOv5's 6x6 stem
+      {2, 3, 150, 203, 3, 1, 1, 12, 5, 2, 20, "relu", ""},      // odd sizes, a 5x5 second, two images
+      {1, 4, 181, 190, 3, 1, 1, 20, 3, 3, 8, "", "sigmoid"},    // stride 3: bands do not overlap
+  };
+  ThreadPool pool2(2), pool3(3);
+  uint32_t seed = 90;
+  for (const DenseDenseCase& c : cases) {
+    INFO("N", c.batch, " C", c.channels, " ", c.height, "x", c.width, " k", c.kernel, " s", c.stride, " M", c.middle,
+         " then k", c.second_kernel, " s", c.second_stride, " M", c.out_channels);
+    std::mt19937 rng(seed++);
+    const Tensor x = random_tensor(DType::kF32, {c.batch, c.channels, c.height, c.width}, rng);
+    const Tensor w = random_tensor(DType::kF32, {c.middle, c.channels, c.kernel, c.kernel}, rng);
+    const Tensor b = random_tensor(DType::kF32, {c.middle}, rng);
+    const Tensor w2 = random_tensor(DType::kF32, {c.out_channels, c.middle, c.second_kernel, c.second_kernel}, rng);
+    const Tensor b2 = random_tensor(DType::kF32, {c.out_channels}, rng);
+    Node first = conv(3, c.kernel, c.stride, 1, c.first_activation);
+    first.attrs.set("pads", std::vector<int64_t>(4, c.pad));
+    const Node second = conv(3, c.second_kernel, c.second_stride, 1, c.second_activation);
+
+    const std::vector<const Tensor*> first_inputs = {&x, &w, &b};
+    auto between = run_op(first, first_inputs, true);
+    REQUIRE_MESSAGE(between.is_ok(), between.status().to_string());
+    const std::vector<const Tensor*> second_inputs = {&between->at(0), &w2, &b2};
+    auto expected = run_op(second, second_inputs, true);
+    REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+      CAPTURE((pool != nullptr ? pool->size() : 1));
+      Tensor unused = poisoned(between->at(0).shape());
+      Tensor out = Tensor::empty(DType::kF32, expected->at(0).shape());
+      Result<bool> ran = run_pair(first, first_inputs, unused, second, second_inputs, out, pool, true);
+      check_pair_ran(ran, out, expected->at(0), unused);
+    }
+  }
+}
+
+TEST_CASE("a dense Conv and a dense Conv of stride 1 after it run nothing (their bands would overlap)") {
+  std::mt19937 rng(11);
+  const Tensor x = random_tensor(DType::kF32, {1, 16, 160, 160}, rng);
+  const Tensor w = random_tensor(DType::kF32, {16, 16, 3, 3}, rng);
+  Tensor between = Tensor::empty(DType::kF32, {1, 16, 160, 160});
+  Tensor out = Tensor::empty(DType::kF32, {1, 16, 160, 160});
+  const Node dense = conv(2, 3, 1, 1, "");
+  Result<bool> ran = run_pair(dense, {&x, &w}, between, dense, {&between, &w}, out, nullptr, true);
+  REQUIRE(ran.is_ok());
+  CHECK_FALSE(*ran);
 }
 
 TEST_CASE("a dense Conv and a depthwise Conv that do not qualify as a pair run nothing") {
