@@ -165,7 +165,7 @@ Status fold_slices_into_windowed_chains(Graph& graph, PassReport& report) {
     }
   }
   if (joins.empty()) return Status::ok();
-  // Each Concat's place in the node order takes its chains; the cutters and chain members die.
+  // The chains go where each Concat was; the Concats, the cutters and the chain members die.
   std::vector<std::vector<Node>> replacement(graph.nodes().size());
   std::vector<bool> dead(graph.nodes().size(), false);
   for (const SlicedJoin& join : joins) {
@@ -195,26 +195,13 @@ Status fold_slices_into_windowed_chains(Graph& graph, PassReport& report) {
       windows += make_message(windows.empty() ? "" : ", ", "[", piece.start, ", ", piece.end, ") in ",
                               chain.members.size(), " step", chain.members.size() == 1 ? "" : "s");
     }
+    dead[static_cast<size_t>(join.concat)] = true;
     ++report.changes;
     report.details.push_back(make_message("folded ", graph.describe_node(join.concat), " of ", join.pieces.size(),
                                           " pieces of '", graph.value(join.source).name, "' on axis ", join.axis,
                                           " into windowed chains: ", windows));
   }
-  std::vector<Node> nodes;
-  std::vector<bool> still_dead;
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
-    if (!replacement[n].empty()) {
-      for (Node& node : replacement[n]) {
-        nodes.push_back(std::move(node));
-        still_dead.push_back(false);
-      }
-      continue;
-    }
-    nodes.push_back(std::move(graph.nodes()[n]));
-    still_dead.push_back(dead[n]);
-  }
-  graph.nodes() = std::move(nodes);
-  compact(graph, still_dead);
+  insert_nodes_and_compact(graph, std::move(replacement), dead);
   return Status::ok();
 }
 

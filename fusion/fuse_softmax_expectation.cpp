@@ -162,18 +162,7 @@ Status fuse_softmax_expectation(Graph& graph, PassReport& report) {
         graph.describe_node(match.softmax), match.transpose >= 0 ? " (and the Transpose before it)" : "", " and ",
         graph.describe_node(match.conv), " into a SoftmaxExpectation over axis ", match.axis, " of ", length));
   }
-  std::vector<Node> nodes;
-  std::vector<bool> still_dead;
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
-    for (Node& node : replacement[n]) {
-      nodes.push_back(std::move(node));
-      still_dead.push_back(false);
-    }
-    nodes.push_back(std::move(graph.nodes()[n]));
-    still_dead.push_back(dead[n]);
-  }
-  graph.nodes() = std::move(nodes);
-  compact(graph, still_dead);
+  insert_nodes_and_compact(graph, std::move(replacement), dead);
   return Status::ok();
 }
 

@@ -155,6 +155,24 @@ void compact(Graph& graph, const std::vector<bool>& dead) {
   graph = std::move(rebuilt);
 }
 
+void insert_nodes_and_compact(Graph& graph, std::vector<std::vector<Node>> inserted, const std::vector<bool>& dead) {
+  const size_t count = graph.nodes().size();
+  inserted.resize(count + 1);
+  std::vector<Node> nodes;
+  std::vector<bool> now_dead;
+  for (size_t n = 0; n <= count; ++n) {
+    for (Node& node : inserted[n]) {
+      nodes.push_back(std::move(node));
+      now_dead.push_back(false);
+    }
+    if (n == count) break;
+    nodes.push_back(std::move(graph.nodes()[n]));
+    now_dead.push_back(dead[n]);
+  }
+  graph.nodes() = std::move(nodes);
+  compact(graph, now_dead);
+}
+
 bool attribute_absent_or_all(const Node& node, const char* attribute, int64_t value, size_t count) {
   if (!node.attrs.has(attribute)) return true;
   const std::vector<int64_t> values = node.attrs.get_ints(attribute);

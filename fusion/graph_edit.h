@@ -50,6 +50,11 @@ void replace_uses(Graph& graph, ValueId from, ValueId to);
 // node ids change; names, order and contents are kept.
 void compact(Graph& graph, const std::vector<bool>& dead);
 
+// Rebuilds the node list with inserted[n] placed just before node n (inserted[nodes().size()], if
+// present, after the last), then compacts it without the nodes flagged in `dead`: how a pass puts
+// new nodes where their inputs exist and drops the ones they replace.
+void insert_nodes_and_compact(Graph& graph, std::vector<std::vector<Node>> inserted, const std::vector<bool>& dead);
+
 // Whether `node`'s integer-list `attribute` is absent, or holds `count` values all equal to `value`.
 bool attribute_absent_or_all(const Node& node, const char* attribute, int64_t value, size_t count);
 

@@ -42,6 +42,7 @@ constexpr PassEntry kPasses[] = {
     {"push_slices_into_concat_inputs", fusion::push_slices_into_concat_inputs},
     {"push_activations_into_concat_inputs", fusion::push_activations_into_concat_inputs},
     {"fuse_softmax_expectation", fusion::fuse_softmax_expectation},
+    {"push_expectations_into_concat_inputs", fusion::push_expectations_into_concat_inputs},
     {"fuse_conv_activation", fusion::fuse_conv_activation},
     {"fuse_conv_activation_add", fusion::fuse_conv_activation_add},
     {"trim_zero_padded_residuals", fusion::trim_zero_padded_residuals},

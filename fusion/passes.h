@@ -32,6 +32,8 @@ Status push_slices_into_concat_inputs(Graph& graph, PassReport& report);
 Status push_activations_into_concat_inputs(Graph& graph, PassReport& report);
 // Turns a Softmax over channels read only by a 1x1 Conv to one channel (a distribution head) into a SoftmaxExpectation.
 Status fuse_softmax_expectation(Graph& graph, PassReport& report);
+// Computes a SoftmaxExpectation of a tensor joined on its last axis on each joined piece, and joins the results.
+Status push_expectations_into_concat_inputs(Graph& graph, PassReport& report);
 // Records a following activation (SiLU included) on the Conv node as its epilogue.
 Status fuse_conv_activation(Graph& graph, PassReport& report);
 // Adds a same-shaped tensor to an activated Conv's output inside the Conv, after the activation.

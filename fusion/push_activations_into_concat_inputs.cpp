@@ -130,18 +130,10 @@ Status push_activations_into_concat_inputs(Graph& graph, PassReport& report) {
     }
   }
   if (report.changes == 0) return Status::ok();
-  std::vector<Node> nodes;
-  std::vector<bool> still_dead;
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
-    nodes.push_back(std::move(graph.nodes()[n]));
-    still_dead.push_back(dead[n]);
-    for (Node& node : after[n]) {
-      nodes.push_back(std::move(node));
-      still_dead.push_back(false);
-    }
-  }
-  graph.nodes() = std::move(nodes);
-  compact(graph, still_dead);
+  // Each new node right after its Conv: before the node that follows it.
+  std::vector<std::vector<Node>> inserted(graph.nodes().size() + 1);
+  for (size_t n = 0; n < after.size(); ++n) inserted[n + 1] = std::move(after[n]);
+  insert_nodes_and_compact(graph, std::move(inserted), dead);
   return Status::ok();
 }
 

@@ -311,11 +311,15 @@ Graph random_graph(std::mt19937& rng) {
                   // onto channels), then a 1x1 Conv to one channel
         ValueId bins = cur.value;
         int64_t length = c;
-        if (pick(rng, 0, 1) == 0) {
+        if (pick(rng, 0, 2) == 0) {
           Attributes perm;
           perm.set("perm", std::vector<int64_t>{0, 2, 1, 3});
           bins = m.node(OpKind::kTranspose, {bins}, perm);
           length = cur.shape[2];
+        } else if (pick(rng, 0, 1) == 0) {  // two pieces joined on the columns first
+          Attributes on_columns;
+          on_columns.set("axis", int64_t{3});
+          bins = m.node(OpKind::kConcat, {bins, m.node(OpKind::kRelu, {bins})}, on_columns);
         }
         Attributes on_channels;
         on_channels.set("axis", int64_t{1});
@@ -375,6 +379,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   int slices_into_concat_inputs = 0;
   int activations_into_concat_inputs = 0;
   int softmax_expectations = 0;
+  int expectations_into_concat_inputs = 0;
   for (int seed = 0; seed < kCases; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(static_cast<unsigned>(seed));
@@ -398,6 +403,7 @@ TEST_CASE("random graphs: fused equals unfused") {
       if (report.pass == "push_slices_into_concat_inputs") slices_into_concat_inputs += report.changes;
       if (report.pass == "push_activations_into_concat_inputs") activations_into_concat_inputs += report.changes;
       if (report.pass == "fuse_softmax_expectation") softmax_expectations += report.changes;
+      if (report.pass == "push_expectations_into_concat_inputs") expectations_into_concat_inputs += report.changes;
     }
     fewer_nodes += fused.nodes().size() < original.nodes().size() ? 1 : 0;
     const std::vector<Tensor> inputs = random_inputs_for(original, rng);
@@ -414,8 +420,9 @@ TEST_CASE("random graphs: fused equals unfused") {
           pools_into_residuals, " pools read through by Convs, ", transposes_into_convs,
           " Transposes written by Convs, ", scale_shifts_into_convs, " scales and shifts into Convs, ",
           slices_into_concat_inputs, " cuts moved into Concats' inputs, ", activations_into_concat_inputs,
-          " activations moved onto Convs, ", softmax_expectations, " softmax expectations), ", fewer_nodes, " of ",
-          kCases, " graphs shrank");
+          " activations moved onto Convs, ", softmax_expectations, " softmax expectations, ",
+          expectations_into_concat_inputs, " of them on joined pieces), ", fewer_nodes, " of ", kCases,
+          " graphs shrank");
   CHECK(fewer_nodes > kCases / 2);  // the generator must exercise the passes, not just pass through
   CHECK(residuals_after_activation > 0);
   CHECK(stems_folded > 0);
@@ -430,6 +437,7 @@ TEST_CASE("random graphs: fused equals unfused") {
   CHECK(slices_into_concat_inputs > 0);
   CHECK(activations_into_concat_inputs > 0);
   CHECK(softmax_expectations > 0);
+  CHECK(expectations_into_concat_inputs > 0);
 }
 
 }  // namespace

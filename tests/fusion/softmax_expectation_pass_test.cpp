@@ -122,5 +122,54 @@ TEST_CASE("fuse_softmax_expectation: other readers, several output channels and 
   }
 }
 
+ValueId expectation(GraphMaker& m, ValueId x, int64_t axis, int64_t length) {
+  std::vector<float> w;
+  for (int64_t i = 0; i < length; ++i) w.push_back(static_cast<float>(i));
+  return m.node(OpKind::kSoftmaxExpectation, {x, m.constant(Tensor::from_vector<float>({length}, w))}, axis_attr(axis));
+}
+
+TEST_CASE("push_expectations_into_concat_inputs: YOLOv8's distances from each level's bins, then joined") {
+  for (bool viewed : {true, false}) {
+    CAPTURE(viewed);
+    GraphMaker m;
+    std::vector<ValueId> levels;
+    for (int64_t cells : {16, 4, 1}) levels.push_back(m.node(OpKind::kRelu, {m.input({1, 8, cells})}));
+    ValueId bins = m.node(OpKind::kConcat, levels, axis_attr(2));
+    if (viewed) bins = m.node(OpKind::kReshape, {bins, m.constant(Tensor::from_vector<int64_t>({4}, {1, 2, 4, 21}))});
+    m.output(expectation(m, bins, viewed ? 2 : 1, viewed ? 4 : 8));
+    const Graph pushed = apply_and_compare(m.graph(), fusion::push_expectations_into_concat_inputs, 1);
+    CHECK(count_nodes(pushed, OpKind::kSoftmaxExpectation) == 3);
+    CHECK(count_nodes(pushed, OpKind::kReshape) == (viewed ? 3 : 0));
+    REQUIRE(count_nodes(pushed, OpKind::kConcat) == 1);
+    const Node& joined = pushed.nodes().back();
+    REQUIRE(joined.op == OpKind::kConcat);
+    for (ValueId input : joined.inputs) {
+      CHECK(pushed.node(pushed.value(input).producer).op == OpKind::kSoftmaxExpectation);
+    }
+  }
+}
+
+TEST_CASE("push_expectations_into_concat_inputs: joins on other axes, the joined axis reduced, other readers") {
+  {
+    GraphMaker m;  // joined on channels, not the last axis
+    const ValueId bins = m.node(OpKind::kConcat, {m.input({1, 4, 5}), m.input({1, 4, 5})}, axis_attr(1));
+    m.output(expectation(m, bins, 1, 8));
+    apply_and_compare(m.graph(), fusion::push_expectations_into_concat_inputs, 0);
+  }
+  {
+    GraphMaker m;  // the expectation over the joined axis itself
+    const ValueId bins = m.node(OpKind::kConcat, {m.input({1, 4, 5}), m.input({1, 4, 3})}, axis_attr(-1));
+    m.output(expectation(m, bins, 2, 8));
+    apply_and_compare(m.graph(), fusion::push_expectations_into_concat_inputs, 0);
+  }
+  {
+    GraphMaker m;  // the joined tensor is read again
+    const ValueId bins = m.node(OpKind::kConcat, {m.input({1, 4, 5}), m.input({1, 4, 3})}, axis_attr(2));
+    m.output(expectation(m, bins, 1, 4));
+    m.output(m.node(OpKind::kExp, {bins}));
+    apply_and_compare(m.graph(), fusion::push_expectations_into_concat_inputs, 0);
+  }
+}
+
 }  // namespace
 }  // namespace edgefuse::test
