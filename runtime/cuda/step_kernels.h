@@ -312,17 +312,27 @@ struct PlaneMeanStep : Operands {
   }
 };
 
-// Softmax along one axis of the view [outer, length, inner]. Operands: X. One item per row.
-struct SoftmaxStep : Operands {
+// Groups of `length` values `inner` apart in the view [outer, length, inner] of X (operand 0): item
+// i is the group (i / inner, i % inner), whose values lie at group_base(i) + k * inner.
+struct SoftmaxGroups : Operands {
   int64_t outer = 0;
   int64_t length = 0;
   int64_t inner = 0;
 
   EF_HOST_DEVICE int64_t count() const { return outer * inner; }
-  EF_HOST_DEVICE void run(int64_t i) const {
-    const int64_t base = (i / inner) * length * inner + i % inner;
+  EF_HOST_DEVICE int64_t group_base(int64_t i) const { return (i / inner) * length * inner + i % inner; }
+  EF_HOST_DEVICE float group_max(int64_t base) const {
     float max_value = -INFINITY;
     for (int64_t k = 0; k < length; ++k) max_value = fmaxf(max_value, load(0, base + k * inner));
+    return max_value;
+  }
+};
+
+// Softmax along one axis. Operands: X. One item per group.
+struct SoftmaxStep : SoftmaxGroups {
+  EF_HOST_DEVICE void run(int64_t i) const {
+    const int64_t base = group_base(i);
+    const float max_value = group_max(base);
     float sum = 0;
     for (int64_t k = 0; k < length; ++k) sum += expf(load(0, base + k * inner) - max_value);
     // exp is computed again rather than kept in the output, which may hold only f16
@@ -330,20 +340,14 @@ struct SoftmaxStep : Operands {
   }
 };
 
-// SoftmaxExpectation (runtime/ops/ops.h) over the view [outer, length, inner]: per group,
-// sum_k softmax_k * weights[k] + bias, written at (outer, inner). Operands: X, weights. One item
-// per group.
-struct SoftmaxExpectationStep : Operands {
-  int64_t outer = 0;
-  int64_t length = 0;
-  int64_t inner = 0;
+// SoftmaxExpectation (runtime/ops/ops.h): per group, sum_k softmax_k * weights[k] + bias, written
+// at (outer, inner). Operands: X, weights. One item per group.
+struct SoftmaxExpectationStep : SoftmaxGroups {
   float bias = 0.0f;
 
-  EF_HOST_DEVICE int64_t count() const { return outer * inner; }
   EF_HOST_DEVICE void run(int64_t i) const {
-    const int64_t base = (i / inner) * length * inner + i % inner;
-    float max_value = -INFINITY;
-    for (int64_t k = 0; k < length; ++k) max_value = fmaxf(max_value, load(0, base + k * inner));
+    const int64_t base = group_base(i);
+    const float max_value = group_max(base);
     float sum = 0, dot = 0;
     for (int64_t k = 0; k < length; ++k) {
       const float e = expf(load(0, base + k * inner) - max_value);

@@ -236,23 +236,30 @@ Result<bool> depthwise_then_pointwise(const KernelArgs& depthwise, const KernelA
   return true;
 }
 
-// The depthwise Conv `d` restricted to its output rows [o0, o1), reading input rows [r0, r1) from
-// `rows` (channel ch's from rows + ch * plane on): the same taps, with the rows above r0 as
-// padding when r0 is the image's first row and never read otherwise.
-Conv2d depthwise_band_view(const Conv2d& d, int64_t o0, int64_t o1, int64_t r0, int64_t r1, const float* rows,
-                           int64_t plane) {
-  Conv2d b = d;
+// The Conv `c` restricted to its output rows [o0, o1), reading input rows [r0, r1) from `rows`
+// (channel ch's from rows + ch * plane on) as one image: the same taps, with the rows above r0 as
+// padding when r0 is the image's first row and never read otherwise. Its output is written through
+// the band kernels' `out`.
+Conv2d rows_view(const Conv2d& c, int64_t o0, int64_t o1, int64_t r0, int64_t r1, const float* rows, int64_t plane) {
+  Conv2d b = c;
   b.batch = 1;
   b.ih = r1 - r0;
-  b.ph = d.ph + r0 - o0 * d.sh;
+  b.ph = c.ph + r0 - o0 * c.sh;
   b.oh = o1 - o0;
   b.input_plane = plane;
   b.output_plane = b.oh * b.ow;
   b.phase_rows = b.oh + (b.kh - 1) * b.dh / b.sh;
+  b.x = rows;
+  b.y = nullptr;
+  return b;
+}
+
+// rows_view of the depthwise Conv `d`, with its scratch for conv_depthwise_band.
+Conv2d depthwise_band_view(const Conv2d& d, int64_t o0, int64_t o1, int64_t r0, int64_t r1, const float* rows,
+                           int64_t plane) {
+  Conv2d b = rows_view(d, o0, o1, r0, r1, rows, plane);
   b.phase_plane_floats = b.phase_rows * b.phase_cols + b.phase_cols + kConvPhaseSlack;
   b.depthwise_scratch_floats = b.sh * b.sw * b.phase_plane_floats + b.oh * b.phase_cols + kConvPhaseSlack;
-  b.x = rows;
-  b.y = nullptr;  // written through conv_depthwise_band's `out`
   return b;
 }
 
@@ -381,22 +388,12 @@ Result<bool> dense_then_depthwise(const KernelArgs& dense, const KernelArgs& dep
   return true;
 }
 
-// The dense Conv `c` restricted to its output rows [o0, o1), reading input rows [r0, r1) from
-// `rows` as depthwise_band_view does, in one band whose phase planes hold `max_band` output rows.
+// rows_view of the dense Conv `c` as one band of conv_phase_band and conv_dense_band.
 Conv2d dense_band_view(const Conv2d& c, int64_t o0, int64_t o1, int64_t r0, int64_t r1, const float* rows,
-                       int64_t plane, int64_t max_band) {
-  Conv2d b = c;
-  b.batch = 1;
-  b.ih = r1 - r0;
-  b.ph = c.ph + r0 - o0 * c.sh;
-  b.oh = o1 - o0;
-  b.input_plane = plane;
-  b.output_plane = b.oh * b.ow;
-  b.phase_rows = b.oh + (b.kh - 1) * b.dh / b.sh;
+                       int64_t plane) {
+  Conv2d b = rows_view(c, o0, o1, r0, r1, rows, plane);
   b.band_rows = b.oh;
-  b.band_plane_floats = (max_band + (b.kh - 1) * b.dh / b.sh) * b.phase_cols + b.phase_cols + kConvPhaseSlack;
-  b.x = rows;
-  b.y = nullptr;  // written through conv_dense_band's `out`
+  b.band_plane_floats = b.phase_rows * b.phase_cols + b.phase_cols + kConvPhaseSlack;
   return b;
 }
 
@@ -430,8 +427,7 @@ Result<bool> dense_then_dense(const KernelArgs& first, const KernelArgs& second,
                       [&](int64_t n, int64_t o0, int64_t o1, int64_t r0, int64_t r1, const float* rows, int64_t plane) {
                         thread_local std::vector<float> planes_buffer, flat_buffer, panel_buffer;
                         thread_local std::vector<const float*> b_rows_buffer;
-                        Conv2d view = dense_band_view(packed, o0, o1, r0, r1, rows, plane, o1 - o0);
-                        view.packed_w = packed.packed_w;
+                        const Conv2d view = dense_band_view(packed, o0, o1, r0, r1, rows, plane);
                         float* const planes = grown_to(planes_buffer, dense_band_floats(view));
                         float* const flat = grown_to(flat_buffer, view.mg * view.band_rows * view.phase_cols);
                         float* const panel = grown_to(panel_buffer, view.kernel_columns * kGemmPanelColumns);

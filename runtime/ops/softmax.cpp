@@ -79,6 +79,37 @@ Result<ExpectationOperands> expectation_operands(const Node& node, std::span<con
   return operands;
 }
 
+// exp(x_k - max) of the group x_k = in[base + k * view.inner], k < view.length, into `exps`, in
+// double (the max subtracted first, so exp never overflows); returns their sum. A group whose max
+// is +inf or that is all -inf gives NaN, as the formula does.
+template <typename T>
+double group_exponentials(const T* in, int64_t base, const SoftmaxView& view, std::vector<double>& exps) {
+  double max_value = -INFINITY;
+  for (int64_t k = 0; k < view.length; ++k) max_value = std::max(max_value, as_double(in[base + k * view.inner]));
+  double sum = 0;
+  for (int64_t k = 0; k < view.length; ++k) {
+    exps[static_cast<size_t>(k)] = std::exp(as_double(in[base + k * view.inner]) - max_value);
+    sum += exps[static_cast<size_t>(k)];
+  }
+  return sum;
+}
+
+// Runs fn(o, c0, columns) over the work items (outer index, a block of up to 1024 groups side by
+// side) on the pool: the per-ISA loops' unit. Contiguous groups (inner 1) are one column each.
+template <typename Fn>
+void for_column_blocks(const SoftmaxView& view, ThreadPool* pool, Fn fn) {
+  constexpr int64_t kColumns = 1024;
+  const int64_t blocks = (view.inner + kColumns - 1) / kColumns;
+  const int64_t grain =
+      std::max<int64_t>(1, 16 * 1024 / std::max<int64_t>(1, view.length * std::min(view.inner, kColumns)));
+  parallel_for(pool, view.outer * blocks, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t o = item / blocks, c0 = (item % blocks) * kColumns;
+      fn(o, c0, std::min(kColumns, view.inner - c0));
+    }
+  });
+}
+
 }  // namespace
 
 Status infer_softmax(const Node& node, std::span<const Tensor* const> inputs, std::vector<TensorDesc>& outputs) {
@@ -91,8 +122,7 @@ Status infer_softmax(const Node& node, std::span<const Tensor* const> inputs, st
   return Status::ok();
 }
 
-// Subtracts each group's max before exp, so exp never overflows; sums in double. A group whose
-// max is +inf or that is all -inf gives NaN, as the formula does.
+// In double, group by group (group_exponentials).
 Status reference_softmax(const KernelArgs& args) {
   const Tensor& x = *args.inputs[0];
   Tensor& y = *args.outputs[0];
@@ -106,15 +136,10 @@ Status reference_softmax(const KernelArgs& args) {
       for (int64_t o = 0; o < view.outer; ++o) {
         for (int64_t i = 0; i < view.inner; ++i) {
           const int64_t base = o * view.length * view.inner + i;
-          const auto at = [&](int64_t k) { return base + k * view.inner; };
-          double max_value = -INFINITY;
-          for (int64_t k = 0; k < view.length; ++k) max_value = std::max(max_value, as_double(in[at(k)]));
-          double sum = 0;
+          const double sum = group_exponentials(in, base, view, exps);
           for (int64_t k = 0; k < view.length; ++k) {
-            exps[static_cast<size_t>(k)] = std::exp(as_double(in[at(k)]) - max_value);
-            sum += exps[static_cast<size_t>(k)];
+            out[base + k * view.inner] = from_double<T>(exps[static_cast<size_t>(k)] / sum);
           }
-          for (int64_t k = 0; k < view.length; ++k) out[at(k)] = from_double<T>(exps[static_cast<size_t>(k)] / sum);
         }
       }
       return Status::ok();
@@ -133,17 +158,9 @@ Status cpu_softmax(const KernelArgs& args) {
   const float* in = x.data<float>();
   float* out = args.outputs[0]->data<float>();
   const CpuKernelTable& kernels = cpu_kernel_table();
-  // Work items: (outer, a block of columns); contiguous groups (inner 1) are one column each.
-  constexpr int64_t kColumns = 1024;
-  const int64_t blocks = (view.inner + kColumns - 1) / kColumns;
-  const int64_t grain =
-      std::max<int64_t>(1, 16 * 1024 / std::max<int64_t>(1, view.length * std::min(view.inner, kColumns)));
-  parallel_for(args.pool, view.outer * blocks, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t o = item / blocks, c0 = (item % blocks) * kColumns;
-      const int64_t offset = o * view.length * view.inner + c0;
-      kernels.softmax_f32(in + offset, out + offset, view.length, view.inner, std::min(kColumns, view.inner - c0));
-    }
+  for_column_blocks(view, args.pool, [&](int64_t o, int64_t c0, int64_t columns) {
+    const int64_t offset = o * view.length * view.inner + c0;
+    kernels.softmax_f32(in + offset, out + offset, view.length, view.inner, columns);
   });
   return Status::ok();
 }
@@ -160,7 +177,7 @@ Status infer_softmax_expectation(const Node& node, std::span<const Tensor* const
   return Status::ok();
 }
 
-// In double: each group's max subtracted before exp, as reference_softmax does.
+// In double, group by group (group_exponentials), as reference_softmax.
 Status reference_softmax_expectation(const KernelArgs& args) {
   EF_ASSIGN_OR_RETURN(const ExpectationOperands operands, expectation_operands(args.node, args.inputs));
   const SoftmaxView& view = operands.view;
@@ -171,17 +188,13 @@ Status reference_softmax_expectation(const KernelArgs& args) {
     if constexpr (kIsFloatLike<T>) {
       const T* in = x.data<T>();
       T* out = y.data<T>();
+      std::vector<double> exps(static_cast<size_t>(view.length));
       for (int64_t o = 0; o < view.outer; ++o) {
         for (int64_t i = 0; i < view.inner; ++i) {
-          const int64_t base = o * view.length * view.inner + i;
-          double max_value = -INFINITY;
-          for (int64_t k = 0; k < view.length; ++k)
-            max_value = std::max(max_value, as_double(in[base + k * view.inner]));
-          double sum = 0, dot = 0;
+          const double sum = group_exponentials(in, o * view.length * view.inner + i, view, exps);
+          double dot = 0;
           for (int64_t k = 0; k < view.length; ++k) {
-            const double e = std::exp(as_double(in[base + k * view.inner]) - max_value);
-            sum += e;
-            dot += e * static_cast<double>(operands.weights[k]);
+            dot += exps[static_cast<size_t>(k)] * static_cast<double>(operands.weights[k]);
           }
           out[o * view.inner + i] = from_double<T>(dot / sum + static_cast<double>(operands.bias));
         }
@@ -202,17 +215,9 @@ Status cpu_softmax_expectation(const KernelArgs& args) {
   const float* in = x.data<float>();
   float* out = args.outputs[0]->data<float>();
   const CpuKernelTable& kernels = cpu_kernel_table();
-  constexpr int64_t kColumns = 1024;
-  const int64_t blocks = (view.inner + kColumns - 1) / kColumns;
-  const int64_t grain =
-      std::max<int64_t>(1, 16 * 1024 / std::max<int64_t>(1, view.length * std::min(view.inner, kColumns)));
-  parallel_for(args.pool, view.outer * blocks, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t o = item / blocks, c0 = (item % blocks) * kColumns;
-      kernels.softmax_expectation_f32(in + o * view.length * view.inner + c0, operands.weights, operands.bias,
-                                      out + o * view.inner + c0, view.length, view.inner,
-                                      std::min(kColumns, view.inner - c0));
-    }
+  for_column_blocks(view, args.pool, [&](int64_t o, int64_t c0, int64_t columns) {
+    kernels.softmax_expectation_f32(in + o * view.length * view.inner + c0, operands.weights, operands.bias,
+                                    out + o * view.inner + c0, view.length, view.inner, columns);
   });
   return Status::ok();
 }

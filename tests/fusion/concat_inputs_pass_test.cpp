@@ -14,20 +14,6 @@
 namespace edgefuse::test {
 namespace {
 
-ValueId ints(GraphMaker& m, const std::vector<int64_t>& values) {
-  return m.constant(Tensor::from_vector<int64_t>({static_cast<int64_t>(values.size())}, values));
-}
-
-ValueId slice(GraphMaker& m, ValueId x, int64_t start, int64_t end, int64_t axis) {
-  return m.node(OpKind::kSlice, {x, ints(m, {start}), ints(m, {end}), ints(m, {axis})});
-}
-
-Attributes axis_attr(int64_t axis) {
-  Attributes a;
-  a.set("axis", axis);
-  return a;
-}
-
 Attributes pointwise_conv() {
   Attributes a;
   a.set("kernel_shape", std::vector<int64_t>{1, 1});
@@ -55,18 +41,18 @@ void build_yolov8_head(Yolov8Head& h, std::mt19937& rng, bool use_split) {
         m.node(OpKind::kConv, {x, m.random_constant({kClasses, 5, 1, 1}, rng), m.random_constant({kClasses}, rng)},
                pointwise_conv());
     const ValueId joined = m.node(OpKind::kConcat, {box, cls}, axis_attr(1));
-    levels.push_back(m.node(OpKind::kReshape, {joined, ints(m, {1, kRows, side * side})}));
+    levels.push_back(m.node(OpKind::kReshape, {joined, m.ints({1, kRows, side * side})}));
   }
   h.predictions = m.node(OpKind::kConcat, levels, axis_attr(2));
   ValueId bins = kNoValue;
   if (use_split) {
     const std::vector<ValueId> pieces =
-        m.node_with_outputs(OpKind::kSplit, {h.predictions, ints(m, {kBins, kClasses})}, 2, axis_attr(1));
+        m.node_with_outputs(OpKind::kSplit, {h.predictions, m.ints({kBins, kClasses})}, 2, axis_attr(1));
     bins = pieces[0];
     h.logits = pieces[1];
   } else {
-    bins = slice(m, h.predictions, 0, kBins, 1);
-    h.logits = slice(m, h.predictions, kBins, kRows, 1);
+    bins = m.slice(h.predictions, 0, kBins, 1);
+    h.logits = m.slice(h.predictions, kBins, kRows, 1);
   }
   m.output(m.node(OpKind::kRelu, {bins}));
   m.output(m.node(OpKind::kSigmoid, {h.logits}));
@@ -138,7 +124,7 @@ TEST_CASE("push_slices_into_concat_inputs: other readers, graph outputs and piec
     const ValueId a = m.node(OpKind::kRelu, {m.input({1, 3, 2})});
     const ValueId b = m.node(OpKind::kRelu, {m.input({1, 3, 2})});
     const ValueId joined = m.node(OpKind::kConcat, {a, b}, axis_attr(1));
-    m.output(m.node(OpKind::kExp, {slice(m, joined, 1, 4, 1)}));
+    m.output(m.node(OpKind::kExp, {m.slice(joined, 1, 4, 1)}));
     apply_and_compare(m.graph(), fusion::push_slices_into_concat_inputs, 0);
   }
   {
@@ -147,7 +133,7 @@ TEST_CASE("push_slices_into_concat_inputs: other readers, graph outputs and piec
     const ValueId b = m.node(OpKind::kRelu, {m.input({1, 2, 2})});
     const ValueId c = m.node(OpKind::kRelu, {m.input({1, 1, 2})});
     const ValueId joined = m.node(OpKind::kConcat, {a, b, c}, axis_attr(1));
-    const std::vector<ValueId> pieces = m.node_with_outputs(OpKind::kSplit, {joined, ints(m, {3, 3})}, 2, axis_attr(1));
+    const std::vector<ValueId> pieces = m.node_with_outputs(OpKind::kSplit, {joined, m.ints({3, 3})}, 2, axis_attr(1));
     m.output(m.node(OpKind::kExp, {pieces[0]}));
     m.output(m.node(OpKind::kExp, {pieces[1]}));
     const Graph pushed = apply_and_compare(m.graph(), fusion::push_slices_into_concat_inputs, 1);
@@ -162,7 +148,7 @@ TEST_CASE("push_slices_into_concat_inputs: other readers, graph outputs and piec
     const ValueId a = m.node(OpKind::kRelu, {m.input({2, 4, 3})});
     const ValueId b = m.node(OpKind::kRelu, {m.input({2, 4, 1})});
     const ValueId joined = m.node(OpKind::kConcat, {a, b}, axis_attr(2));
-    m.output(m.node(OpKind::kExp, {slice(m, joined, 0, 2, 1)}));
+    m.output(m.node(OpKind::kExp, {m.slice(joined, 0, 2, 1)}));
     apply_and_compare(m.graph(), fusion::push_slices_into_concat_inputs, 0);
   }
 }
@@ -176,7 +162,7 @@ TEST_CASE("push_activations_into_concat_inputs: only onto Convs that nothing els
     GraphMaker m;  // Clip of a Reshape of a Concat of two Convs: moved, bounds and all
     const ValueId x = m.input({1, 3, 2, 2});
     const ValueId joined = m.node(OpKind::kConcat, {conv(m, x), conv(m, x)}, axis_attr(1));
-    const ValueId rows = m.node(OpKind::kReshape, {joined, ints(m, {1, 4, 4})});
+    const ValueId rows = m.node(OpKind::kReshape, {joined, m.ints({1, 4, 4})});
     m.output(m.node(OpKind::kClip,
                     {rows, m.constant(Tensor::scalar<float>(-0.25f)), m.constant(Tensor::scalar<float>(0.5f))}));
     const Graph moved = apply_and_compare(m.graph(), fusion::push_activations_into_concat_inputs, 1);

@@ -55,6 +55,26 @@ Attributes same_padded_conv_attrs(int64_t kernel, int64_t group, int64_t stride)
   return a;
 }
 
+ValueId GraphMaker::ints(const std::vector<int64_t>& values) {
+  return constant(Tensor::from_vector<int64_t>({static_cast<int64_t>(values.size())}, values));
+}
+
+ValueId GraphMaker::slice(ValueId x, int64_t start, int64_t end, int64_t axis) {
+  return node(OpKind::kSlice, {x, ints({start}), ints({end}), ints({axis})});
+}
+
+Attributes int_attr(const char* name, int64_t value) {
+  Attributes a;
+  a.set(name, value);
+  return a;
+}
+
+Attributes ints_attr(const char* name, std::vector<int64_t> values) {
+  Attributes a;
+  a.set(name, std::move(values));
+  return a;
+}
+
 int count_nodes(const Graph& graph, OpKind op) {
   return static_cast<int>(
       std::count_if(graph.nodes().begin(), graph.nodes().end(), [&](const Node& n) { return n.op == op; }));

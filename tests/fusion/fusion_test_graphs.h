@@ -22,6 +22,10 @@ class GraphMaker {
   ValueId node(OpKind op, std::vector<ValueId> inputs, Attributes attrs = {});
   // Adds a node with `outputs` outputs (a Split) and returns them.
   std::vector<ValueId> node_with_outputs(OpKind op, std::vector<ValueId> inputs, int outputs, Attributes attrs = {});
+  // A constant int64 vector (Slice bounds, Split sizes, Reshape shapes).
+  ValueId ints(const std::vector<int64_t>& values);
+  // A Slice of `x` on `axis` alone, [start, end).
+  ValueId slice(ValueId x, int64_t start, int64_t end, int64_t axis);
   void output(ValueId value) { graph_.outputs().push_back(value); }
   Graph& graph() { return graph_; }
 
@@ -31,6 +35,13 @@ class GraphMaker {
 };
 
 int count_nodes(const Graph& graph, OpKind op);
+
+// Attributes holding one integer `name` (axis), or one integer list (perm, kernel_shape).
+Attributes int_attr(const char* name, int64_t value);
+Attributes ints_attr(const char* name, std::vector<int64_t> values);
+inline Attributes axis_attr(int64_t axis) {
+  return int_attr("axis", axis);
+}
 
 // Conv attributes of a kernel x kernel window padded to keep the size (kernel / 2 on each side),
 // with `group` groups and stride `stride`.

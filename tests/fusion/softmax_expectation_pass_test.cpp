@@ -14,18 +14,6 @@
 namespace edgefuse::test {
 namespace {
 
-Attributes ints_attr(const char* name, std::vector<int64_t> values) {
-  Attributes a;
-  a.set(name, std::move(values));
-  return a;
-}
-
-Attributes axis_attr(int64_t axis) {
-  Attributes a;
-  a.set("axis", axis);
-  return a;
-}
-
 ValueId bin_indices(GraphMaker& m, int64_t bins, int64_t out_channels = 1) {
   std::vector<float> w;
   for (int64_t o = 0; o < out_channels; ++o) {

@@ -16,12 +16,6 @@ ValueId sizes(GraphMaker& m, const std::vector<int64_t>& values) {
   return m.constant(Tensor::from_vector<int64_t>({static_cast<int64_t>(values.size())}, values));
 }
 
-Attributes axis_attr(int64_t axis) {
-  Attributes a;
-  a.set("axis", axis);
-  return a;
-}
-
 // C2f: x -> 1x1 Conv (2c) -> Split (c, c) -> a, b; b -> Conv 3x3 -> m; Concat(a, b, m) -> 1x1 Conv.
 struct C2f {
   GraphMaker m;

@@ -14,22 +14,8 @@
 namespace edgefuse::test {
 namespace {
 
-ValueId ints(GraphMaker& m, const std::vector<int64_t>& values) {
-  return m.constant(Tensor::from_vector<int64_t>({static_cast<int64_t>(values.size())}, values));
-}
-
 ValueId scalar(GraphMaker& m, float value) {
   return m.constant(Tensor::scalar<float>(value));
-}
-
-ValueId slice(GraphMaker& m, ValueId x, int64_t start, int64_t end, int64_t axis) {
-  return m.node(OpKind::kSlice, {x, ints(m, {start}), ints(m, {end}), ints(m, {axis})});
-}
-
-Attributes axis_attr(int64_t axis) {
-  Attributes a;
-  a.set("axis", axis);
-  return a;
 }
 
 // The windows of the graph's PointwiseChains, in node order.
@@ -59,10 +45,10 @@ void build_yolov5_head(Yolov5Head& h, std::mt19937& rng, int classes, bool use_s
   h.sigmoid = m.node(OpKind::kSigmoid, {m.input({1, 3, 4, 5, row})});
   std::vector<ValueId> pieces;
   if (use_split) {
-    pieces = m.node_with_outputs(OpKind::kSplit, {h.sigmoid, ints(m, {2, 2, row - 4})}, 3, axis_attr(4));
+    pieces = m.node_with_outputs(OpKind::kSplit, {h.sigmoid, m.ints({2, 2, row - 4})}, 3, axis_attr(4));
   } else {
-    pieces = {slice(m, h.sigmoid, 0, 2, -1), slice(m, h.sigmoid, 2, 4, -1),
-              slice(m, h.sigmoid, 4, std::numeric_limits<int64_t>::max(), -1)};
+    pieces = {m.slice(h.sigmoid, 0, 2, -1), m.slice(h.sigmoid, 2, 4, -1),
+              m.slice(h.sigmoid, 4, std::numeric_limits<int64_t>::max(), -1)};
   }
   ValueId xy = m.node(OpKind::kMul, {pieces[0], scalar(m, 2.0f)});
   xy = m.node(OpKind::kSub, {xy, scalar(m, 0.5f)});
@@ -75,7 +61,7 @@ void build_yolov5_head(Yolov5Head& h, std::mt19937& rng, int classes, bool use_s
   std::vector<ValueId> joined;
   for (int i : order) joined.push_back(decoded[i]);
   h.joined = m.node(OpKind::kConcat, joined, axis_attr(-1));
-  m.output(m.node(OpKind::kReshape, {h.joined, ints(m, {1, 60, row})}));
+  m.output(m.node(OpKind::kReshape, {h.joined, m.ints({1, 60, row})}));
 }
 
 TEST_CASE("fold_slices_into_windowed_chains: YOLOv5's head becomes two chains over windows of its rows") {
@@ -122,9 +108,9 @@ TEST_CASE("fold_slices_into_windowed_chains: Slices on a middle axis with negati
   std::mt19937 rng(12);
   GraphMaker m;
   const ValueId x = m.node(OpKind::kRelu, {m.input({2, 8, 3, 3})});
-  const ValueId low = slice(m, x, 0, 3, 1);
-  const ValueId mid = slice(m, x, 3, -2, 1);
-  const ValueId high = slice(m, x, -2, std::numeric_limits<int64_t>::max(), 1);
+  const ValueId low = m.slice(x, 0, 3, 1);
+  const ValueId mid = m.slice(x, 3, -2, 1);
+  const ValueId high = m.slice(x, -2, std::numeric_limits<int64_t>::max(), 1);
   const ValueId mid_changed = m.node(OpKind::kSigmoid, {mid});  // a chain of one step
   const ValueId high_changed = m.node(OpKind::kAdd, {m.random_constant({2, 1, 3}, rng), high});
   m.output(m.node(OpKind::kConcat, {low, mid_changed, high_changed}, axis_attr(1)));
@@ -156,39 +142,37 @@ TEST_CASE("fold_slices_into_windowed_chains: gaps, reordered pieces, other reade
   {
     GraphMaker m;  // a gap: [0, 2) and [3, 6)
     const ValueId x = m.input({2, 6});
-    m.output(
-        m.node(OpKind::kConcat, {m.node(OpKind::kExp, {slice(m, x, 0, 2, 1)}), slice(m, x, 3, 6, 1)}, axis_attr(1)));
+    m.output(m.node(OpKind::kConcat, {m.node(OpKind::kExp, {m.slice(x, 0, 2, 1)}), m.slice(x, 3, 6, 1)}, axis_attr(1)));
     apply_and_compare(m.graph(), fusion::fold_slices_into_windowed_chains, 0);
   }
   {
     GraphMaker m;  // a decoded piece is also a graph output
     const ValueId x = m.input({2, 6});
-    const ValueId decoded = m.node(OpKind::kExp, {slice(m, x, 0, 2, 1)});
+    const ValueId decoded = m.node(OpKind::kExp, {m.slice(x, 0, 2, 1)});
     m.output(decoded);
-    m.output(m.node(OpKind::kConcat, {decoded, slice(m, x, 2, 6, 1)}, axis_attr(1)));
+    m.output(m.node(OpKind::kConcat, {decoded, m.slice(x, 2, 6, 1)}, axis_attr(1)));
     apply_and_compare(m.graph(), fusion::fold_slices_into_windowed_chains, 0);
   }
   {
     GraphMaker m;  // a piece with a second reader
     const ValueId x = m.input({2, 6});
-    const ValueId piece = slice(m, x, 0, 2, 1);
+    const ValueId piece = m.slice(x, 0, 2, 1);
     m.output(m.node(OpKind::kRelu, {piece}));
-    m.output(m.node(OpKind::kConcat, {m.node(OpKind::kExp, {piece}), slice(m, x, 2, 6, 1)}, axis_attr(1)));
+    m.output(m.node(OpKind::kConcat, {m.node(OpKind::kExp, {piece}), m.slice(x, 2, 6, 1)}, axis_attr(1)));
     apply_and_compare(m.graph(), fusion::fold_slices_into_windowed_chains, 0);
   }
   {
     GraphMaker m;  // an op that widens its piece ([2, 2] + [3, 2, 2]), and a Concat on another axis
     const ValueId x = m.input({2, 6});
-    const ValueId wide = m.node(OpKind::kAdd, {slice(m, x, 0, 2, 1), m.random_constant({3, 2, 2}, rng)});
+    const ValueId wide = m.node(OpKind::kAdd, {m.slice(x, 0, 2, 1), m.random_constant({3, 2, 2}, rng)});
     m.output(m.node(OpKind::kConcat, {wide, wide}, axis_attr(0)));
-    m.output(
-        m.node(OpKind::kConcat, {m.node(OpKind::kExp, {slice(m, x, 0, 3, 1)}), slice(m, x, 3, 6, 1)}, axis_attr(0)));
+    m.output(m.node(OpKind::kConcat, {m.node(OpKind::kExp, {m.slice(x, 0, 3, 1)}), m.slice(x, 3, 6, 1)}, axis_attr(0)));
     apply_and_compare(m.graph(), fusion::fold_slices_into_windowed_chains, 0);
   }
   {
     GraphMaker m;  // nothing changes between the cut and the join
     const ValueId x = m.input({2, 6});
-    const std::vector<ValueId> pieces = m.node_with_outputs(OpKind::kSplit, {x, ints(m, {1, 5})}, 2, axis_attr(1));
+    const std::vector<ValueId> pieces = m.node_with_outputs(OpKind::kSplit, {x, m.ints({1, 5})}, 2, axis_attr(1));
     m.output(m.node(OpKind::kConcat, pieces, axis_attr(1)));
     apply_and_compare(m.graph(), fusion::fold_slices_into_windowed_chains, 0);
   }
