@@ -11,8 +11,10 @@
 #include "fusion/pass_manager.h"
 #include "models/detector/detector.h"
 #include "models/detector/preprocess.h"
+#include "models/onnx/onnx_importer.h"
 #include "runtime/ops/ops.h"
 #include "tests/models/model_fixtures.h"
+#include "tests/models/yolo_architectures.h"
 #include "tests/support/assets.h"
 
 using namespace edgefuse;
@@ -106,6 +108,32 @@ TEST_CASE("YOLOX-nano fused, then batched (as the daemon does it), detects what 
   CHECK(std::any_of(fused->nodes().begin(), fused->nodes().end(),
                     [](const Node& node) { return node.attrs.has(kTransposeConcatAxis); }));
   check_batched_equals_lone(fused, DetectorFamily::kYolox, {dog, person, horses});
+}
+
+TEST_CASE("YOLOv5- and YOLOv8-shaped networks fused, then batched, equal their lone runs") {
+  // The fuser's rewrites of these heads (windowed chains, Slices moved onto Concat inputs, the
+  // Sigmoid onto the class Convs, SoftmaxExpectations per level, the stem pair) add Reshapes and
+  // Slices of their own: made dynamic after fusion, each image must still get its lone result.
+  for (const YoloHead head : {YoloHead::kYolov5, YoloHead::kYolov8}) {
+    CAPTURE(static_cast<int>(head));
+    Result<std::shared_ptr<Graph>> imported = import_onnx_bytes(build_yolo_model(small_yolo(head)).bytes, "");
+    REQUIRE_MESSAGE(imported.is_ok(), imported.status().to_string());
+    auto fused = std::make_shared<Graph>(**imported);
+    REQUIRE(optimize_graph(*fused).is_ok());
+    if (head == YoloHead::kYolov8) {
+      CHECK(std::any_of(fused->nodes().begin(), fused->nodes().end(),
+                        [](const Node& node) { return node.op == OpKind::kSoftmaxExpectation; }));
+    }
+    Result<std::shared_ptr<Graph>> batched = make_batch_dynamic(*fused);
+    REQUIRE_MESSAGE(batched.is_ok(), batched.status().to_string());
+    for (int threads : {1, 2}) {  // every kernel on the whole batch, and whole images per thread (lanes)
+      CAPTURE(threads);
+      ExecutorOptions options;
+      options.threads = threads;
+      const Status same = check_batch_equivalence(fused, *batched, 3, options);
+      CHECK_MESSAGE(same.is_ok(), same.to_string());
+    }
+  }
 }
 
 TEST_CASE("BlazeFace refuses batching cleanly: its channel padding is a batch-1 constant") {
