@@ -123,10 +123,16 @@ void softmax_f32(const float* in, float* out, int64_t length, int64_t inner, int
       running_max(max_value, row, width);
     }
     std::fill(scale, scale + width, 0.0f);
+    const int64_t vectors = width / simd::kLanes * simd::kLanes;
     for (int64_t k = 0; k < length; ++k) {
       const float* row = x + k * inner;
       float* out_row = y + k * inner;
-      for (int64_t c = 0; c < width; ++c) {
+      for (int64_t c = 0; c < vectors; c += simd::kLanes) {
+        const simd::Vec e = simd::exp_below(simd::load(row + c), simd::load(max_value + c));
+        simd::store(out_row + c, e);
+        simd::store(scale + c, simd::add(simd::load(scale + c), e));
+      }
+      for (int64_t c = vectors; c < width; ++c) {
         out_row[c] = vector_math::exp_f32(row[c] - max_value[c]);
         scale[c] += out_row[c];
       }
@@ -167,10 +173,17 @@ void softmax_expectation_f32(const float* in, const float* weights, float bias, 
     }
     std::fill(sum, sum + width, 0.0f);
     std::fill(dot, dot + width, 0.0f);
+    const int64_t vectors = width / simd::kLanes * simd::kLanes;
     for (int64_t k = 0; k < length; ++k) {
       const float* row = x + k * inner;
       const float w = weights[k];
-      for (int64_t c = 0; c < width; ++c) {
+      const simd::Vec weight = simd::broadcast(w);
+      for (int64_t c = 0; c < vectors; c += simd::kLanes) {
+        const simd::Vec e = simd::exp_below(simd::load(row + c), simd::load(max_value + c));
+        simd::store(sum + c, simd::add(simd::load(sum + c), e));
+        simd::store(dot + c, simd::fma(e, weight, simd::load(dot + c)));
+      }
+      for (int64_t c = vectors; c < width; ++c) {
         const float e = vector_math::exp_f32(row[c] - max_value[c]);
         sum[c] += e;
         dot[c] += e * w;

@@ -231,6 +231,21 @@ inline Vec hard_sigmoid(Vec x, Vec alpha, Vec beta) {
 
 }  // namespace detail
 
+// exp(x - m) for x <= m, a softmax's terms with m their group's max: exp_of_negated(m - x) with
+// m - x clamped to 87 (its range; exp(-87) = 1.6e-38 stands in for smaller terms beside the max's
+// exp(0) = 1), NaN passing; the portable level's polynomial elsewhere.
+inline Vec exp_below(Vec x, Vec m) {
+#if defined(__AVX512F__)
+  return detail::exp_of_negated(_mm512_min_ps(_mm512_set1_ps(87.0f), _mm512_sub_ps(m, x)));
+#elif defined(__AVX2__) && defined(__FMA__)
+  return detail::exp_of_negated(_mm256_min_ps(_mm256_set1_ps(87.0f), _mm256_sub_ps(m, x)));
+#elif defined(__aarch64__)
+  return detail::exp_of_negated(vminq_f32(vdupq_n_f32(87.0f), vsubq_f32(m, x)));
+#else
+  return detail::exp_nonpositive(Eigen::internal::psub(x, m));
+#endif
+}
+
 // The activation of kind `K` with e's parameters.
 template <ConvEpilogue::Kind K>
 inline Vec activate(Vec x, const ConvEpilogue& e) {
