@@ -34,8 +34,8 @@ inline constexpr int64_t kConvPairMinBytes = int64_t{2} << 20;
 //   - first depthwise (group == channels == out_channels) without residual, second 1x1 (stride 1,
 //     no padding, group 1);
 //   - first dense (group 1, not 1x1 stride 1) and second depthwise, neither with a residual;
-//   - both dense, the second of stride 2 or more (so that a band's rows are never computed twice),
-//     neither with a residual.
+//   - both dense, the second of stride 2 or more (the stems: its input is the pair's largest
+//     tensor), neither with a residual.
 // Returns false, having run nothing, otherwise: the caller runs the two nodes one by one (the
 // executor asks cpu_conv_pair_planned while planning instead, and stores no tensor between the
 // pairs it finds, so false there is an error). The caller guarantees that nothing else reads

@@ -407,19 +407,16 @@ Result<bool> dense_then_dense(const KernelArgs& first, const KernelArgs& second,
   const bool second_ok = dense_first_ok(c) && !c.channels_last && c.channels == f.out_channels && c.batch == f.batch &&
                          c.ih == f.oh && c.iw == f.ow && c.ow > 0;
   if (!dense_first_ok(f) || !second_ok || c.batch == 0) return false;
-  // Only a strided second Conv: a band of its rows reads about sh times as many of the first's, so
-  // the rows a band holds are never computed twice for the halo a stride-1 window needs across
-  // runs, and the first's output is the pair's largest tensor.
-  if (c.sh < 2) return false;
+  // Only a strided second Conv (the stems), whose input, the first's output, is the pair's largest
+  // tensor; pairs of stride-1 dense Convs are left to run one by one (not measured as pairs).
+  const SecondRows s = second_rows(c, c.cg * c.sh * c.sw * c.phase_cols + c.mg * c.phase_cols);
+  if (c.sh < 2 || !reads_real_rows(s)) return false;
   const int64_t working_bytes =
       static_cast<int64_t>(sizeof(float)) * c.batch *
       (f.channels * f.input_plane + c.channels * c.input_plane + c.out_channels * c.output_plane);
   if (working_bytes < kConvPairMinBytes && size == PairSize::kAboveL2) return false;
   if (query != PairQuery::kRun) return query == PairQuery::kQualifies;
 
-  const int64_t second_per_row = c.cg * c.sh * c.sw * c.phase_cols + c.mg * c.phase_cols;
-  const SecondRows s = second_rows(c, second_per_row);
-  if (!reads_real_rows(s)) return false;
   const CpuKernelTable& kernels = cpu_kernel_table();
   Conv2d packed = c;
   packed.packed_w = packed_conv_weights(c, kernels, second);
