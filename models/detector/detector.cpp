@@ -123,9 +123,19 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
                                                       .max_detections = options.max_detections,
                                                       .per_class = true}};
   }
-  // YOLOv5's rows likewise (its boxes are decoded already, so no grid to run NMS on there).
-  if (family == DetectorFamily::kYolov5 && options.score_threshold > 0) {
-    gpu.row_filter = gpu::RowFilter{.output = 0, .column = 4, .threshold = options.score_threshold};
+  // YOLOv5's rows likewise; YOLOv8's columns (channel-major) by their best class score, which is
+  // their score. Their boxes are decoded already.
+  if ((family == DetectorFamily::kYolov5 || family == DetectorFamily::kYolov8) && options.score_threshold > 0) {
+    const bool objectness = family == DetectorFamily::kYolov5;
+    gpu.row_filter = gpu::RowFilter{.output = 0,
+                                    .column = 4,
+                                    .threshold = options.score_threshold,
+                                    .box_nms = gpu::RowFilter::BoxNms{.objectness = objectness,
+                                                                      .iou_threshold = options.iou_threshold,
+                                                                      .max_detections = options.max_detections,
+                                                                      .per_class = true},
+                                    .channel_major = !objectness,
+                                    .column_end = objectness ? 0 : gpu::RowFilter::kThroughLastColumn};
   }
   EF_ASSIGN_OR_RETURN(std::unique_ptr<InferenceBackend> backend,
                       create_inference_backend(std::move(graph), options.device, executor, gpu));

@@ -53,18 +53,30 @@ void* resolve(const Bindings& bindings, const BufferRef& ref) {
 
 void scatter_filtered_rows(const RowFilterLayout& layout, const uint32_t* index_words, const float* compact,
                            Tensor& output) {
-  float* rows = output.data<float>();
-  std::memset(rows, 0, output.nbytes());
+  float* data = output.data<float>();
+  std::memset(data, 0, output.nbytes());
+  const int64_t row_stride = layout.row_stride(), channel_stride = layout.channel_stride();
+  const int64_t element = layout.rows * layout.channels;  // floats per batch element
   if (layout.filter.fill != 0) {
-    for (int64_t r = 0; r < layout.batch * layout.rows; ++r)
-      rows[r * layout.channels + layout.filter.column] = layout.filter.fill;
+    for (int64_t b = 0; b < layout.batch; ++b) {
+      for (int64_t r = 0; r < layout.rows; ++r) {
+        for (int64_t c = layout.filter.column; c < std::max(layout.filter.column_end, layout.filter.column + 1); ++c) {
+          data[b * element + r * row_stride + c * channel_stride] = layout.filter.fill;
+        }
+      }
+    }
   }
   for (int64_t b = 0; b < layout.batch; ++b) {
     const uint32_t* words = index_words + b * (layout.rows + 1);
     const auto count = std::min<int64_t>(words[0], layout.rows);
     for (int64_t slot = 0; slot < count; ++slot) {
-      std::memcpy(rows + (b * layout.rows + words[1 + slot]) * layout.channels,
-                  compact + (b * layout.rows + slot) * layout.channels, layout.row_bytes());
+      const float* row = compact + (b * layout.rows + slot) * layout.channels;
+      float* to = data + b * element + static_cast<int64_t>(words[1 + slot]) * row_stride;
+      if (!layout.filter.channel_major) {
+        std::memcpy(to, row, layout.row_bytes());
+        continue;
+      }
+      for (int64_t c = 0; c < layout.channels; ++c) to[c * channel_stride] = row[c];
     }
   }
 }

@@ -205,16 +205,28 @@ class Lowerer {
       return invalid_argument("row filter: output ", filter.output, " is ", desc.to_string(),
                               ", expected f32 [..., rows, channels]");
     }
-    if (filter.nms && filter.anchor_nms) return invalid_argument("row filter: grid NMS and anchor NMS both set");
+    if (int{filter.nms.has_value()} + int{filter.anchor_nms.has_value()} + int{filter.box_nms.has_value()} > 1) {
+      return invalid_argument("row filter: more than one of grid, anchor and box NMS set");
+    }
     if (!(filter.threshold > filter.fill)) {
       return invalid_argument("row filter: threshold ", filter.threshold, " is not above the fill ", filter.fill);
     }
     RowFilterLayout layout;
     layout.filter = filter;
-    layout.rows = desc.shape[desc.shape.size() - 2];
-    layout.channels = desc.shape.back();
+    const int64_t inner = desc.shape.back(), outer = desc.shape[desc.shape.size() - 2];
+    layout.rows = filter.channel_major ? inner : outer;
+    layout.channels = filter.channel_major ? outer : inner;
     if (filter.column < 0 || filter.column >= layout.channels) {
       return invalid_argument("row filter: column ", filter.column, " is outside the ", layout.channels, " channels");
+    }
+    if (filter.column_end == 0) layout.filter.column_end = filter.column + 1;
+    if (filter.column_end == RowFilter::kThroughLastColumn) layout.filter.column_end = layout.channels;
+    if (layout.filter.column_end <= filter.column || layout.filter.column_end > layout.channels) {
+      return invalid_argument("row filter: columns ", filter.column, " to ", layout.filter.column_end, " of ",
+                              layout.channels, " channels");
+    }
+    if (filter.channel_major && (filter.nms || filter.anchor_nms)) {
+      return invalid_argument("row filter: grid and anchor NMS read rows, not a channel-major output");
     }
     layout.batch = layout.rows * layout.channels == 0 ? 0 : desc.numel() / (layout.rows * layout.channels);
     layout.index = scratch_block(layout.index_bytes());
@@ -225,11 +237,20 @@ class Lowerer {
     reset.params = RowCountResetStep{{}, layout.batch, layout.rows + 1};
     reset.output = layout.index;
     LoweredStep select;
-    select.params = RowSelectStep{{}, layout.batch, layout.rows, layout.channels, filter.column, filter.threshold};
+    select.params = RowSelectStep{{},
+                                  layout.batch,
+                                  layout.rows,
+                                  layout.channels,
+                                  filter.column,
+                                  filter.threshold,
+                                  layout.filter.column_end,
+                                  layout.row_stride(),
+                                  layout.channel_stride()};
     select.inputs[0] = output;
     select.output = layout.index;
     LoweredStep gather;
-    gather.params = RowGatherStep{{}, layout.batch, layout.rows, layout.channels};
+    gather.params =
+        RowGatherStep{{}, layout.batch, layout.rows, layout.channels, layout.row_stride(), layout.channel_stride()};
     gather.inputs[0] = output;
     gather.inputs[1] = layout.index;
     gather.output = layout.compact;
@@ -237,6 +258,7 @@ class Lowerer {
     out_.steps.push_back(std::move(select));
     if (filter.nms) EF_RETURN_IF_ERROR(add_grid_nms(*filter.nms, output, layout));
     if (filter.anchor_nms) EF_RETURN_IF_ERROR(add_anchor_nms(*filter.anchor_nms, output, layout));
+    if (filter.box_nms) EF_RETURN_IF_ERROR(add_box_nms(*filter.box_nms, output, layout));
     out_.steps.push_back(std::move(gather));
     out_.row_filter = layout;
     return Status::ok();
@@ -310,6 +332,28 @@ class Lowerer {
     decode.input_size = static_cast<float>(nms.input_size);
     decode.score_threshold = nms.score_threshold;
     return add_row_nms(decode, nms.iou_threshold, nms.max_detections, false, output, layout);
+  }
+
+  // YOLOv5's and YOLOv8's candidates, then the NMS steps (row_nms_steps.h). The filter must select
+  // what the decoders keep: YOLOv5's rows by their objectness (an upper bound of the score),
+  // YOLOv8's by their best class score.
+  Status add_box_nms(const RowFilter::BoxNms& nms, const BufferRef& output, const RowFilterLayout& layout) {
+    const int64_t first_class = nms.objectness ? 5 : 4;
+    const int64_t column_end = nms.objectness ? 5 : layout.channels;
+    if (layout.filter.column != 4 || layout.filter.column_end != column_end || layout.channels <= first_class) {
+      return invalid_argument("row filter NMS: needs decoded boxes in columns 0-3, then ",
+                              nms.objectness ? "objectness in column 4 (the filter's)"
+                                             : "class scores (the filter's columns, 4 to the last)",
+                              ", got columns ", layout.filter.column, " to ", layout.filter.column_end, " of ",
+                              layout.channels, " channels");
+    }
+    BoxCandidateStep decode{};
+    decode.channels = layout.channels;
+    decode.row_stride = layout.row_stride();
+    decode.channel_stride = layout.channel_stride();
+    decode.objectness = nms.objectness;
+    decode.score_threshold = layout.filter.threshold;
+    return add_row_nms(decode, nms.iou_threshold, nms.max_detections, nms.per_class, output, layout);
   }
 
   // The NMS steps between the row filter's selection and its gather, after `decode` (a candidate

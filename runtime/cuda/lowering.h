@@ -73,11 +73,29 @@ struct RowFilter {
     float iou_threshold = 0.3f;
     int max_detections = 0;  // <= 0: all
   };
-  // At most one of the two. (Two optionals rather than a variant: GCC 12 at -O1 with sanitizers
-  // warns of uninitialised GridNms fields when such a variant is moved.)
+  // Boxes the graph decoded already (YOLOv5's rows, YOLOv8's columns): cx, cy, w, h in input
+  // pixels in columns 0-3, then YOLOv5's objectness in column 4 (the filter's column) or none
+  // (YOLOv8, whose filter takes the best of the class columns), then the class scores.
+  struct BoxNms {
+    bool objectness = true;
+    float iou_threshold = 0.45f;
+    int max_detections = 0;  // <= 0: all
+    bool per_class = true;
+  };
+  // At most one of nms, anchor_nms and box_nms. (Optionals rather than a variant: GCC 12 at -O1
+  // with sanitizers warns of uninitialised GridNms fields when such a variant is moved.)
   std::optional<GridNms> nms;
   std::optional<AnchorNms> anchor_nms;
-  float fill = 0;  // column `column` of the rows not brought back
+  float fill = 0;  // the filter's columns of the rows not brought back
+  std::optional<BoxNms> box_nms;
+  // The output is [..., channels, rows] instead (YOLOv8's [84, 8400]: one channel of every row
+  // contiguous); what comes back is the same rows, scattered into that layout.
+  bool channel_major = false;
+  // A row passes when the largest of its columns [column, column_end) reaches the threshold
+  // (YOLOv8: its best class score, which decode_yolov8 keeps it by); 0: column alone;
+  // kThroughLastColumn: every column from `column` on.
+  static constexpr int64_t kThroughLastColumn = -1;
+  int64_t column_end = 0;
 };
 
 struct LoweringOptions {
@@ -112,6 +130,10 @@ struct RowFilterLayout {
 
   size_t index_bytes() const { return static_cast<size_t>(batch * (rows + 1)) * sizeof(uint32_t); }
   size_t row_bytes() const { return static_cast<size_t>(channels) * sizeof(float); }
+  // Floats between a row's consecutive channels, and between consecutive rows' same channel, in
+  // the output (each batch element rows * channels floats).
+  int64_t channel_stride() const { return filter.channel_major ? rows : 1; }
+  int64_t row_stride() const { return filter.channel_major ? 1 : channels; }
 };
 
 // Not a kernel: the node's CPU kernel runs on host copies of its operands.
@@ -123,7 +145,7 @@ using StepParams =
     std::variant<ConvStep, ConvGemmStep, PointwiseConvStep, DepthwiseConvStep, UnaryStep, BinaryStep, ChainStep,
                  PoolStep, PlaneMeanStep, SoftmaxStep, SoftmaxExpectationStep, ChannelAffineStep, BlockCopyStep,
                  GatherStep, RowCountResetStep, RowSelectStep, RowGatherStep, GridCandidateStep, AnchorCandidateStep,
-                 NmsRankStep, NmsMaskStep, NmsSweepStep, NmsIndexStep, CpuFallbackStep>;
+                 BoxCandidateStep, NmsRankStep, NmsMaskStep, NmsSweepStep, NmsIndexStep, CpuFallbackStep>;
 
 struct LoweredStep {
   NodeId node = -1;  // the node it computes (part of), -1 for the final output copies
@@ -166,9 +188,10 @@ size_t stored_bytes(const TensorDesc& desc, const BufferRef& ref);
 void decode_stored(const void* stored, const BufferRef& ref, Tensor& tensor);
 void encode_stored(const Tensor& tensor, const BufferRef& ref, void* stored);
 
-// Rebuilds a row-filtered output on the host: zeros, then for each batch element the rows listed in
-// `index_words` (layout.index's contents) from `compact` ([batch, rows, channels] f32, at least each
-// element's passing rows at the start of its part).
+// Rebuilds a row-filtered output on the host, in its layout (channel-major too): zeros (the fill in
+// the filter's columns), then for each batch element the rows listed in `index_words`
+// (layout.index's contents) from `compact` ([batch, rows, channels] f32, at least each element's
+// passing rows at the start of its part).
 void scatter_filtered_rows(const RowFilterLayout& layout, const uint32_t* index_words, const float* compact,
                            Tensor& output);
 

@@ -5,13 +5,18 @@
 //     level by level, row-major within a level (models/detect/yolox_decode.h);
 //   BlazeFace's, its heads merged (models/detector/blazeface_rows.h): per row the score logit, then
 //     dx, dy, w, h and keypoints; one row per anchor, grid by grid, cells row-major, each cell's
-//     anchors in turn (models/detect/blazeface_decode.h).
+//     anchors in turn (models/detect/blazeface_decode.h);
+//   YOLOv5's: per row cx, cy, w, h in input pixels, objectness, then class scores
+//     (models/detect/yolov5_decode.h); YOLOv8's the same without objectness, channel-major
+//     ([channels, rows]: one channel of every row contiguous; models/detect/yolov8_decode.h).
 //
 // Per batch element, on the n rows the filter selected (in any order):
 //   GridCandidateStep  decodes each YOLOX row into a box, its best class and score (objectness
 //   or                 times that class's score), AnchorCandidateStep each BlazeFace row into a
-//   AnchorCandidateStep box and its score (the logit's sigmoid), with the CPU decoder's
-//                      arithmetic; rows whose score is below the threshold rank last.
+//   AnchorCandidateStep box and its score (the logit's sigmoid), BoxCandidateStep each YOLOv5 or
+//   or                 YOLOv8 row into its box and best class's score (times the objectness),
+//   BoxCandidateStep   with the CPU decoder's arithmetic; rows whose score is below the
+//                      threshold rank last.
 //   NmsRankStep        sorts them by descending score, ties by row (the CPU's stable sort of rows
 //                      decoded in order), each item counting the candidates that go before it.
 //   NmsMaskStep        in parallel, a bit per ordered pair (p, q > p): q overlaps p (IoU above
@@ -127,6 +132,49 @@ struct GridCandidateStep : NmsStepShape {
     const float cy = (load(0, base + 1) + static_cast<float>(cell / level[l].grid_width)) * s;
     const float half_w = 0.5f * expf(load(0, base + 2)) * s;
     const float half_h = 0.5f * expf(load(0, base + 3)) * s;
+    NmsCandidate& c = static_cast<NmsCandidate*>(out)[i];
+    c = NmsCandidate{cx - half_w,
+                     cy - half_h,
+                     cx + half_w,
+                     cy + half_h,
+                     score >= score_threshold ? score : -1.0f,
+                     best_class,
+                     row,
+                     0};
+  }
+};
+
+// Rows whose boxes the graph decoded already (YOLOv5's rows, YOLOv8's columns: the output laid
+// out as RowSelectStep's): cx, cy, w, h in input pixels, then YOLOv5's objectness, then the class
+// scores. The score is the best class's (the first of equal ones), times the objectness when there
+// is one, and the box centred_box's (models/detect/detection.h), as decode_yolov5 and
+// decode_yolov8 compute them.
+struct BoxCandidateStep : NmsStepShape {
+  int64_t channels = 0;
+  int64_t row_stride = 0;
+  int64_t channel_stride = 1;
+  bool objectness = true;  // column 4; the classes follow it (else they start there)
+  float score_threshold = 0;
+
+  EF_HOST_DEVICE int64_t count() const { return batch * capacity; }
+  EF_HOST_DEVICE void run(int64_t i) const {
+    uint32_t row = 0;
+    if (!slot_row(*this, static_cast<const uint32_t*>(in[1]), i, row)) return;
+    const int64_t base = (i / capacity) * rows * channels + static_cast<int64_t>(row) * row_stride;
+    const int64_t first_class = objectness ? 5 : 4;
+    int32_t best_class = 0;
+    float best = load(0, base + first_class * channel_stride);
+    for (int64_t c = 1; c < channels - first_class; ++c) {
+      const float v = load(0, base + (first_class + c) * channel_stride);
+      if (v > best) {
+        best = v;
+        best_class = static_cast<int32_t>(c);
+      }
+    }
+    const float score = objectness ? load(0, base + 4 * channel_stride) * best : best;
+    const float cx = load(0, base), cy = load(0, base + channel_stride);
+    const float half_w = 0.5f * load(0, base + 2 * channel_stride);
+    const float half_h = 0.5f * load(0, base + 3 * channel_stride);
     NmsCandidate& c = static_cast<NmsCandidate*>(out)[i];
     c = NmsCandidate{cx - half_w,
                      cy - half_h,

@@ -464,18 +464,29 @@ struct RowCountResetStep : Operands {
   EF_HOST_DEVICE void run(int64_t i) const { static_cast<uint32_t*>(out)[i * stride] = 0; }
 };
 
-// One item per row: a passing row takes the next slot of its batch element. Operands: the output
-// matrix; output: the index buffer (its counts zeroed by RowCountResetStep).
+// One item per row: a row whose largest of columns [column, column_end) reaches the threshold
+// takes the next slot of its batch element. Operands: the output matrix (row r's channel c of each
+// batch element at r * row_stride + c * channel_stride: [rows, channels] or [channels, rows]);
+// output: the index buffer (its counts zeroed by RowCountResetStep).
 struct RowSelectStep : Operands {
   int64_t batch = 0;
   int64_t rows = 0;
   int64_t channels = 0;
   int64_t column = 0;
   float threshold = 0;
+  int64_t column_end = 0;
+  int64_t row_stride = 0;
+  int64_t channel_stride = 1;
 
   EF_HOST_DEVICE int64_t count() const { return batch * rows; }
   EF_HOST_DEVICE void run(int64_t i) const {
-    if (!(load(0, i * channels + column) >= threshold)) return;
+    const int64_t base = (i / rows) * rows * channels + (i % rows) * row_stride;
+    float best = load(0, base + column * channel_stride);
+    for (int64_t c = column + 1; c < column_end; ++c) {
+      const float v = load(0, base + c * channel_stride);
+      best = v > best ? v : best;
+    }
+    if (!(best >= threshold)) return;
     uint32_t* words = static_cast<uint32_t*>(out) + (i / rows) * (rows + 1);
     const uint32_t slot = atomic_increment(words);
     words[1 + slot] = static_cast<uint32_t>(i % rows);
@@ -483,11 +494,14 @@ struct RowSelectStep : Operands {
 };
 
 // One item per (batch element, slot, channel): slots below the count copy their row. Operands:
-// the output matrix, the index buffer; output: the compact buffer [batch, rows, channels] (f32).
+// the output matrix (laid out as RowSelectStep's), the index buffer; output: the compact buffer
+// [batch, rows, channels] (f32), rows whole whatever the output's layout.
 struct RowGatherStep : Operands {
   int64_t batch = 0;
   int64_t rows = 0;
   int64_t channels = 0;
+  int64_t row_stride = 0;
+  int64_t channel_stride = 1;
 
   EF_HOST_DEVICE int64_t count() const { return batch * rows * channels; }
   EF_HOST_DEVICE void run(int64_t i) const {
@@ -496,7 +510,7 @@ struct RowGatherStep : Operands {
     const int64_t b = i / (channels * rows);
     const uint32_t* words = static_cast<const uint32_t*>(in[1]) + b * (rows + 1);
     if (slot >= static_cast<int64_t>(words[0])) return;
-    store(i, load(0, (b * rows + words[1 + slot]) * channels + c));
+    store(i, load(0, b * rows * channels + words[1 + slot] * row_stride + c * channel_stride));
   }
 };
 

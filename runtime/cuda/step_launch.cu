@@ -74,6 +74,7 @@ template int launch_on_stream(const RowSelectStep&, void*);
 template int launch_on_stream(const RowGatherStep&, void*);
 template int launch_on_stream(const GridCandidateStep&, void*);
 template int launch_on_stream(const AnchorCandidateStep&, void*);
+template int launch_on_stream(const BoxCandidateStep&, void*);
 template int launch_on_stream(const NmsRankStep&, void*);
 template int launch_on_stream(const NmsMaskStep&, void*);
 template int launch_on_stream(const NmsSweepStep&, void*);

@@ -424,6 +424,46 @@ TEST_CASE("NMS on the GPU brings back only the kept rows, which decode to the CP
   }
 }
 
+TEST_CASE("NMS on the GPU over YOLOv5 rows and YOLOv8's channel-major output brings back only the kept rows") {
+  REQUIRE_CUDA_DEVICE();
+  const NmsSettings settings;
+  for (const bool objectness : {true, false}) {
+    INFO(std::string(objectness ? "YOLOv5 rows" : "YOLOv8 columns"));
+    std::mt19937 rng(14);
+    const BoxRowsSpec spec{.batch = 2, .rows = 2100, .objectness = objectness};
+    const Tensor output = synthetic_box_rows(spec, settings.score_threshold, rng);
+    const std::vector<Tensor> inputs = {output};
+    const gpu::RowFilter filter{.output = 0,
+                                .column = 4,
+                                .threshold = settings.score_threshold,
+                                .box_nms = gpu::RowFilter::BoxNms{objectness, settings.iou_threshold, 0, true},
+                                .channel_major = !objectness,
+                                .column_end = objectness ? 0 : gpu::RowFilter::kThroughLastColumn};
+    for (const bool cuda_graph : {true, false}) {
+      Result<std::unique_ptr<CudaExecutor>> gpu = CudaExecutor::create(
+          pass_through_graph(output.shape()), CudaExecutorOptions{.use_cuda_graph = cuda_graph, .row_filter = filter});
+      REQUIRE_MESSAGE(gpu.is_ok(), gpu.status().to_string());
+      for (int frame = 0; frame < 2; ++frame) {  // a replay starts from fresh counts
+        const std::vector<Tensor> back = run_on_gpu(**gpu, inputs);
+        for (int64_t b = 0; b < spec.batch; ++b) {
+          // Boxes decoded already: no expf, so the device's candidates are the host's bit for bit.
+          const std::vector<Detection> want = box_detections(output, b, objectness, settings);
+          const std::vector<Detection> got = box_detections(back[0], b, objectness, settings);
+          MESSAGE("batch element ", b, ": ", want.size(), " kept, ", box_rows_back(back[0], b, objectness),
+                  " rows back");
+          CHECK(box_rows_back(back[0], b, objectness) == static_cast<int64_t>(want.size()));
+          REQUIRE(got.size() == want.size());
+          for (size_t k = 0; k < want.size(); ++k) {
+            CHECK(got[k].class_id == want[k].class_id);
+            CHECK(got[k].score == want[k].score);
+            CHECK(got[k].box.x1 == want[k].box.x1);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("NMS on the GPU over BlazeFace rows brings back only the kept faces' rows") {
   REQUIRE_CUDA_DEVICE();
   const NmsSettings settings{.score_threshold = 0.5f, .iou_threshold = 0.3f};

@@ -4,6 +4,7 @@
 // CPU's decoding and NMS give on the whole output, and they are only the kept detections' rows.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -75,6 +76,117 @@ TEST_CASE("NMS on the device keeps exactly the CPU's detections, and only their 
 TEST_CASE("above the device's candidate capacity every selected row comes back, and the CPU suppresses") {
   // 544x544: 6069 cells, all selected: more than kMaxNmsCandidates.
   check_case({"544x544, every row selected", {.width = 544, .height = 544, .selected_fraction = 1.0f}, {}});
+}
+
+// The filter the detector sets for YOLOv5 (objectness) and YOLOv8 (channel-major, best class).
+gpu::RowFilter box_filter(bool objectness, const NmsSettings& nms) {
+  return gpu::RowFilter{
+      .output = 0,
+      .column = 4,
+      .threshold = nms.score_threshold,
+      .box_nms = gpu::RowFilter::BoxNms{objectness, nms.iou_threshold, nms.max_detections, nms.per_class},
+      .channel_major = !objectness,
+      .column_end = objectness ? 0 : gpu::RowFilter::kThroughLastColumn};
+}
+
+struct BoxCase {
+  const char* name;
+  BoxRowsSpec rows;
+  NmsSettings nms;
+};
+
+void check_box_case(const BoxCase& c) {
+  INFO("case: ", std::string(c.name));
+  std::mt19937 rng(static_cast<unsigned>(c.rows.rows * 3 + c.nms.max_detections));
+  const Tensor output = synthetic_box_rows(c.rows, c.nms.score_threshold, rng);
+  const std::shared_ptr<const Graph> graph = pass_through_graph(output.shape());
+  const std::vector<Tensor> inputs = {output};
+  const gpu::LoweredPlan lowered =
+      lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.row_filter = box_filter(c.rows.objectness, c.nms)});
+  REQUIRE(lowered.fallback_count() == 0);
+  ThreadPool pool(2);
+  Result<std::vector<Tensor>> back = gpu::run_lowered_on_host(*graph, lowered, inputs, &pool);
+  REQUIRE_MESSAGE(back.is_ok(), back.status().to_string());
+  REQUIRE((*back)[0].shape() == output.shape());
+  for (int64_t b = 0; b < c.rows.batch; ++b) {
+    const std::vector<Detection> want = box_detections(output, b, c.rows.objectness, c.nms);
+    const std::vector<Detection> got = box_detections((*back)[0], b, c.rows.objectness, c.nms);
+    // Rows the filter selects: YOLOv5's by objectness, YOLOv8's by their best class score.
+    const bool v5 = c.rows.objectness;
+    const int64_t rows = v5 ? output.dim(1) : output.dim(2), channels = v5 ? output.dim(2) : output.dim(1);
+    const float* element = output.data<float>() + b * rows * channels;
+    int64_t selected = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      float best = element[v5 ? r * channels + 4 : 4 * rows + r];
+      for (int64_t ch = 5; !v5 && ch < channels; ++ch) best = std::max(best, element[ch * rows + r]);
+      selected += best >= c.nms.score_threshold ? 1 : 0;
+    }
+    MESSAGE(std::string(c.name), " [", b, "]: ", want.size(), " kept, ",
+            box_rows_back((*back)[0], b, c.rows.objectness), " rows back");
+    CHECK(want.size() > 1);
+    // The same rows, so the CPU decodes the same boxes from them, bit for bit.
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      INFO("detection ", k);
+      CHECK(got[k].class_id == want[k].class_id);
+      CHECK(got[k].score == want[k].score);
+      CHECK(got[k].box.x1 == want[k].box.x1);
+      CHECK(got[k].box.y2 == want[k].box.y2);
+    }
+    // Only the kept rows left the device, unless more rows were selected than it suppresses among.
+    if (selected <= gpu::kMaxNmsCandidates) {
+      CHECK(box_rows_back((*back)[0], b, c.rows.objectness) == static_cast<int64_t>(want.size()));
+    }
+  }
+}
+
+TEST_CASE("NMS on the device keeps exactly the CPU's detections from YOLOv5 rows, and only their rows come back") {
+  check_box_case({"batch 2, 3 classes", {.batch = 2, .rows = 1008}, {}});
+  check_box_case({"at most 5 kept", {.rows = 2000, .classes = 4}, {.max_detections = 5}});
+  check_box_case({"class-agnostic, one class", {.rows = 1008, .classes = 1}, {.per_class = false}});
+  check_box_case({"a strict IoU threshold", {.rows = 1500, .classes = 2}, {.iou_threshold = 0.1f}});
+}
+
+TEST_CASE("NMS on the device keeps exactly the CPU's detections from YOLOv8's channel-major output") {
+  check_box_case({"batch 2, 3 classes", {.batch = 2, .rows = 2100, .objectness = false}, {}});
+  check_box_case(
+      {"80 classes, at most 7 kept", {.rows = 2100, .classes = 80, .objectness = false}, {.max_detections = 7}});
+  check_box_case(
+      {"class-agnostic, one class", {.rows = 1000, .classes = 1, .objectness = false}, {.per_class = false}});
+  // 5000 rows all selected: more than kMaxNmsCandidates, so every selected row comes back.
+  check_box_case(
+      {"every row selected, above the capacity", {.rows = 5000, .objectness = false, .selected_fraction = 1.0f}, {}});
+}
+
+TEST_CASE("NMS on the device refuses box outputs laid out otherwise than YOLOv5's rows and YOLOv8's columns") {
+  const auto lower = [](const Shape& shape, gpu::RowFilter filter) {
+    const std::shared_ptr<const Graph> graph = pass_through_graph(shape);
+    const std::vector<TensorDesc> descs = {TensorDesc{DType::kF32, shape}};
+    Result<MemoryPlan> plan = plan_memory(*graph, descs, gpu::gpu_plan_options());
+    REQUIRE(plan.is_ok());
+    return gpu::lower_plan(*graph, std::move(*plan), gpu::LoweringOptions{.row_filter = filter}).status();
+  };
+  const NmsSettings nms;
+  CHECK(lower({1, 100, 8}, box_filter(true, nms)).is_ok());
+  CHECK(lower({1, 7, 100}, box_filter(false, nms)).is_ok());
+  gpu::RowFilter v5_wrong_column = box_filter(true, nms);
+  v5_wrong_column.column = 5;
+  CHECK(lower({1, 100, 8}, v5_wrong_column).message().find("objectness in column 4") != std::string::npos);
+  gpu::RowFilter v8_one_class = box_filter(false, nms);  // the filter must take the best class
+  v8_one_class.column_end = 5;
+  CHECK(lower({1, 7, 100}, v8_one_class).message().find("got columns 4 to 5 of 7 channels") != std::string::npos);
+  CHECK(lower({1, 4, 100}, box_filter(false, nms)).message().find("column 4 is outside the 4 channels") !=
+        std::string::npos);
+  gpu::RowFilter past_the_end = box_filter(true, nms);
+  past_the_end.column_end = 9;
+  CHECK(lower({1, 100, 8}, past_the_end).message().find("columns 4 to 9 of 8 channels") != std::string::npos);
+  gpu::RowFilter grid_on_columns = box_filter(false, nms);
+  grid_on_columns.box_nms.reset();
+  grid_on_columns.nms = gpu::RowFilter::GridNms{64, 64, {8, 16, 32}, 0.45f, 0, true};
+  CHECK(lower({1, 7, 84}, grid_on_columns).message().find("not a channel-major output") != std::string::npos);
+  gpu::RowFilter two = box_filter(true, nms);
+  two.nms = gpu::RowFilter::GridNms{64, 64, {8, 16, 32}, 0.45f, 0, true};
+  CHECK(lower({1, 84, 8}, two).message().find("more than one of") != std::string::npos);
 }
 
 constexpr float kLeftBehind = std::numeric_limits<float>::lowest();  // the logit of rows not brought back

@@ -7,6 +7,8 @@
 
 #include "models/detect/blazeface_decode.h"
 #include "models/detect/nms.h"
+#include "models/detect/yolov5_decode.h"
+#include "models/detect/yolov8_decode.h"
 #include "models/detect/yolox_decode.h"
 #include "tests/fusion/fusion_test_graphs.h"
 
@@ -54,6 +56,60 @@ int64_t rows_back(const Tensor& rows, int64_t b, int64_t column, float left_behi
   int64_t count = 0;
   for (int64_t r = 0; r < anchors; ++r) count += data[r * channels + column] != left_behind ? 1 : 0;
   return count;
+}
+
+Tensor synthetic_box_rows(const BoxRowsSpec& spec, float threshold, std::mt19937& rng) {
+  const int64_t first_class = spec.objectness ? 5 : 4, channels = first_class + spec.classes;
+  std::vector<float> rows(static_cast<size_t>(spec.batch * spec.rows * channels));
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f), centre(0.0f, 320.0f), extent(16.0f, 96.0f);
+  std::uniform_int_distribution<int64_t> any_class(0, spec.classes - 1);
+  for (int64_t r = 0; r < spec.batch * spec.rows; ++r) {
+    float* row = rows.data() + r * channels;
+    row[0] = centre(rng);
+    row[1] = centre(rng);
+    row[2] = unit(rng) < 0.02f ? -extent(rng) : extent(rng);
+    row[3] = extent(rng);
+    const bool selected = unit(rng) < spec.selected_fraction;
+    for (int64_t k = 0; k < spec.classes; ++k)
+      row[first_class + k] = spec.objectness ? unit(rng) : threshold * unit(rng);
+    if (spec.objectness) {
+      row[4] = selected ? threshold + (1 - threshold) * unit(rng) : threshold * unit(rng);
+    } else if (selected) {
+      row[first_class + any_class(rng)] = unit(rng) < 0.05f ? threshold : threshold + (1 - threshold) * unit(rng);
+    }
+    if (selected && r % spec.rows >= 50 && r % 10 == 0) {
+      std::copy(row - 50 * channels + 4, row - 49 * channels, row + 4);
+    }
+  }
+  if (spec.objectness) return Tensor::from_vector<float>({spec.batch, spec.rows, channels}, rows);
+  Tensor t = Tensor::empty(DType::kF32, {spec.batch, channels, spec.rows});
+  float* columns = t.data<float>();
+  for (int64_t b = 0; b < spec.batch; ++b) {
+    for (int64_t r = 0; r < spec.rows; ++r) {
+      for (int64_t c = 0; c < channels; ++c) {
+        columns[(b * channels + c) * spec.rows + r] = rows[static_cast<size_t>((b * spec.rows + r) * channels + c)];
+      }
+    }
+  }
+  return t;
+}
+
+std::vector<Detection> box_detections(const Tensor& output, int64_t b, bool objectness, const NmsSettings& settings) {
+  const int64_t element = output.dim(1) * output.dim(2);
+  const float* data = output.data<float>() + b * element;
+  DecodeResult decoded = objectness ? decode_yolov5(data, output.dim(1), output.dim(2), settings.score_threshold)
+                                    : decode_yolov8(data, output.dim(1), output.dim(2), settings.score_threshold);
+  REQUIRE_MESSAGE(decoded.error.empty(), decoded.error);
+  return settings.per_class
+             ? nms_per_class(std::move(decoded.detections), settings.iou_threshold, settings.max_detections)
+             : nms_class_agnostic(std::move(decoded.detections), settings.iou_threshold, settings.max_detections);
+}
+
+int64_t box_rows_back(const Tensor& output, int64_t b, bool objectness) {
+  if (objectness) return rows_back(output, b, 0);
+  const int64_t rows = output.dim(2);
+  const float* cx = output.data<float>() + b * output.dim(1) * rows;  // channel 0 of every row
+  return static_cast<int64_t>(std::count_if(cx, cx + rows, [](float v) { return v != 0.0f; }));
 }
 
 Tensor synthetic_anchor_rows(int64_t batch, int input_size, float threshold, float selected_fraction,
