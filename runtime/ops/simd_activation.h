@@ -253,7 +253,15 @@ inline Vec activate(Vec x, const ConvEpilogue& e) {
   if constexpr (K == Kind::kNone) {
     return x;
   } else if constexpr (K == Kind::kRelu) {
+#if defined(__AVX512F__)
+    // One operation instead of a compare and a blend: max returns its second operand, x, when x is
+    // NaN or when both are zeros (so -0 stays -0, as the select gives).
+    return _mm512_max_ps(zero(), x);
+#elif defined(__AVX2__)
+    return _mm256_max_ps(zero(), x);
+#else
     return detail::select_less(x, zero(), zero(), x);
+#endif
   } else if constexpr (K == Kind::kLeakyRelu) {
     return detail::select_less(x, zero(), Eigen::internal::pmul(broadcast(e.alpha), x), x);
   } else if constexpr (K == Kind::kClip) {
