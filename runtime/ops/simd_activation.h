@@ -67,18 +67,20 @@ inline Vec exp_nonpositive(Vec input) {
 #if defined(__AVX512F__)
 
 // exp(-c) for c in [-88, 88.5] (NaN passes): -c = k ln2 / 16 + r with k = round(-c 16 log2 e), by
-// adding 1.5 * 2^23 in the same FMA as the product, which leaves k in the sum's low mantissa bits;
-// s = -r = c + k ln2 / 16 in one more FMA, so -c itself is never formed. Then exp(-c) =
-// 2^floor(k / 16) * 2^((k mod 16) / 16) * exp(r): the middle factor from a 16-entry table indexed
-// by those low bits (vpermps reads the low 4 bits of each lane, k mod 16 for negative k too), exp(r)
-// for |r| <= ln2 / 32 a degree-3 polynomial (truncation 9e-9 relative), and the power of two from
-// scalef. A degree-5 polynomial on |r| <= ln2 / 2 takes two FMAs more; the table costs a permute,
-// which runs beside the FMA ports the GEMM's products need.
+// adding 1.5 * 2^19, whose ulp is 1/16, in the same FMA as the product: the sum is rounded to
+// sixteenths, and its low mantissa bits hold k. Subtracting the constant again gives k / 16 itself,
+// which scalef takes as it is (one multiply fewer than k, then k / 16); s = -r = c + (k / 16) ln2
+// in one more FMA, so -c itself is never formed. Then exp(-c) = 2^floor(k / 16) * 2^((k mod 16) /
+// 16) * exp(r): the middle factor from a 16-entry table indexed by those low bits (vpermps reads
+// the low 4 bits of each lane, k mod 16 for negative k too), exp(r) for |r| <= ln2 / 32 a degree-3
+// polynomial (truncation 9e-9 relative), and the power of two from scalef. A degree-5 polynomial
+// on |r| <= ln2 / 2 takes two FMAs more; the table costs a permute, which runs beside the FMA
+// ports the GEMM's products need.
 inline __m512 exp_of_negated(__m512 c) {
-  const __m512 magic = _mm512_set1_ps(12582912.0f);
-  const __m512 sum = _mm512_fmadd_ps(c, _mm512_set1_ps(-16.0f * 1.44269504088896341f), magic);
-  const __m512 k = _mm512_sub_ps(sum, magic);
-  const __m512 s = _mm512_fmadd_ps(k, _mm512_set1_ps(0.693147180559945f / 16.0f), c);
+  const __m512 magic = _mm512_set1_ps(786432.0f);
+  const __m512 sum = _mm512_fmadd_ps(c, _mm512_set1_ps(-1.44269504088896341f), magic);
+  const __m512 k16 = _mm512_sub_ps(sum, magic);  // k / 16
+  const __m512 s = _mm512_fmadd_ps(k16, _mm512_set1_ps(0.693147180559945f), c);
   __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(-1.0f / 6.0f), s, _mm512_set1_ps(0.5f));
   q = _mm512_fmadd_ps(q, s, _mm512_set1_ps(-1.0f));
   q = _mm512_fmadd_ps(q, s, _mm512_set1_ps(1.0f));
@@ -87,7 +89,7 @@ inline __m512 exp_of_negated(__m512 c) {
       1.296839555e+00f, 1.354255547e+00f, 1.414213562e+00f, 1.476826146e+00f, 1.542210825e+00f, 1.610490332e+00f,
       1.681792831e+00f, 1.756252160e+00f, 1.834008086e+00f, 1.915206561e+00f);  // 2^(j / 16)
   const __m512 p = _mm512_mul_ps(q, _mm512_permutexvar_ps(_mm512_castps_si512(sum), powers));
-  return _mm512_scalef_ps(p, _mm512_mul_ps(k, _mm512_set1_ps(0.0625f)));
+  return _mm512_scalef_ps(p, k16);
 }
 
 // max(x, -88), NaN kept (max returns its second operand when either is NaN).
@@ -98,7 +100,7 @@ inline __m512 clamp_below(__m512 x) {
 // Beyond [-88, 88.5] sigmoid is below 7e-39 or 1 in f32 (clamp_below keeps NaN, and so does min,
 // which returns its second operand when either is NaN), and exp of the clamped x stays finite.
 // 1 / (1 + e) by division, which has a unit of its own (rcp14 and a Newton step would take three
-// more FMA-port operations): with the exp above, eight FMA-port operations where a degree-5
+// more FMA-port operations): with the exp above, seven FMA-port operations where a degree-5
 // polynomial and rcp14 took twelve.
 inline Vec sigmoid(Vec x) {
   const __m512 c = _mm512_min_ps(_mm512_set1_ps(88.5f), clamp_below(x));
