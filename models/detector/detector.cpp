@@ -12,6 +12,7 @@
 #include "models/detector/blazeface_rows.h"
 #include "models/detector/family.h"
 #include "models/detector/preprocess.h"
+#include "models/detector/yolo_row_filter.h"
 
 namespace edgefuse {
 namespace {
@@ -109,33 +110,9 @@ Result<Detector> Detector::create(std::shared_ptr<const Graph> graph, DetectorFa
     gpu.row_filter =
         blazeface_row_filter(size->width, options.score_threshold, options.iou_threshold, options.max_detections);
   }
-  // YOLOX decoding skips every row whose objectness (an upper bound of its score) is below the
-  // threshold.
-  if (family == DetectorFamily::kYolox && options.score_threshold > 0) {
-    gpu.row_filter =
-        gpu::RowFilter{.output = 0,
-                       .column = 4,
-                       .threshold = options.score_threshold,
-                       .nms = gpu::RowFilter::GridNms{.input_width = size->width,
-                                                      .input_height = size->height,
-                                                      .strides = {std::begin(kYoloStrides), std::end(kYoloStrides)},
-                                                      .iou_threshold = options.iou_threshold,
-                                                      .max_detections = options.max_detections,
-                                                      .per_class = true}};
-  }
-  // YOLOv5's rows likewise; YOLOv8's columns (channel-major) by their best class score, which is
-  // their score. Their boxes are decoded already.
-  if ((family == DetectorFamily::kYolov5 || family == DetectorFamily::kYolov8) && options.score_threshold > 0) {
-    const bool objectness = family == DetectorFamily::kYolov5;
-    gpu.row_filter = gpu::RowFilter{.output = 0,
-                                    .column = 4,
-                                    .threshold = options.score_threshold,
-                                    .box_nms = gpu::RowFilter::BoxNms{.objectness = objectness,
-                                                                      .iou_threshold = options.iou_threshold,
-                                                                      .max_detections = options.max_detections,
-                                                                      .per_class = true},
-                                    .channel_major = !objectness,
-                                    .column_end = objectness ? 0 : gpu::RowFilter::kThroughLastColumn};
+  if (family != DetectorFamily::kBlazeFace) {
+    gpu.row_filter = yolo_row_filter(family, size->width, size->height, options.score_threshold, options.iou_threshold,
+                                     options.max_detections);
   }
   EF_ASSIGN_OR_RETURN(std::unique_ptr<InferenceBackend> backend,
                       create_inference_backend(std::move(graph), options.device, executor, gpu));

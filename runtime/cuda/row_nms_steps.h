@@ -322,20 +322,22 @@ struct NmsSweepStep : NmsStepShape {
   }
 };
 
-// One item per (batch element, slot): slot k < kept writes the row of the k-th kept candidate,
-// slot 0 the count too. Operands: the sweep's result, the candidates, the order; output: the
-// index buffer (left as the filter made it when the sweep did not run).
+// One item per (batch element, slot): slot 0 writes the kept count (0 too: selected rows that all
+// score below the threshold come back as none), slot k < kept the row of the k-th kept candidate.
+// Operands: the sweep's result, the candidates, the order; output: the index buffer (left as the
+// filter made it when the sweep did not run).
 struct NmsIndexStep : NmsStepShape {
   EF_HOST_DEVICE int64_t count() const { return batch * capacity; }
   EF_HOST_DEVICE void run(int64_t i) const {
     const int64_t b = i / capacity, k = i % capacity;
     const uint32_t* result = static_cast<const uint32_t*>(in[0]) + b * nms_result_words(capacity);
-    if (result[0] == kNmsNotRun || k >= static_cast<int64_t>(result[0])) return;
+    if (result[0] == kNmsNotRun) return;
+    uint32_t* index = static_cast<uint32_t*>(out) + b * (rows + 1);
+    if (k == 0) index[0] = result[0];
+    if (k >= static_cast<int64_t>(result[0])) return;
     const NmsCandidate* candidates = static_cast<const NmsCandidate*>(in[1]) + b * capacity;
     const uint32_t* order = static_cast<const uint32_t*>(in[2]) + b * capacity;
-    uint32_t* index = static_cast<uint32_t*>(out) + b * (rows + 1);
     index[1 + k] = candidates[order[result[1 + k]]].row;
-    if (k == 0) index[0] = result[0];
   }
 };
 

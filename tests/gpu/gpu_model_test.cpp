@@ -17,6 +17,7 @@
 #include "models/detect/yolox_decode.h"
 #include "models/detector/blazeface_rows.h"
 #include "models/detector/preprocess.h"
+#include "models/detector/yolo_row_filter.h"
 #include "models/onnx/onnx_importer.h"
 #include "runtime/cuda/cudnn_conv_shape.h"
 #include "runtime/cuda/fp16_calibration.h"
@@ -85,6 +86,54 @@ TEST_CASE("YOLOv5- and YOLOv8-shaped networks, fused, lower to GPU kernels only 
     const std::shared_ptr<const Graph> graph = fused(import_onnx_bytes(build_yolo_model(small_yolo(head)).bytes, ""));
     check_graph(name, graph, false);
     check_graph(name, graph, true);
+  }
+}
+
+TEST_CASE("YOLOv5- and YOLOv8-shaped networks with the detector's row filter: only the kept rows come back") {
+  for (const YoloHead head : {YoloHead::kYolov5, YoloHead::kYolov8}) {
+    const bool v5 = head == YoloHead::kYolov5;
+    INFO(std::string(v5 ? "YOLOv5-shaped" : "YOLOv8-shaped"));
+    const std::shared_ptr<const Graph> graph = fused(import_onnx_bytes(build_yolo_model(small_yolo(head)).bytes, ""));
+    std::mt19937 rng(9);
+    const std::vector<Tensor> inputs = random_inputs_for(*graph, rng);
+    ThreadPool pool(2);
+    Result<std::vector<Tensor>> whole =
+        gpu::run_lowered_on_host(*graph, lower_for_inputs(*graph, inputs), inputs, &pool);
+    REQUIRE_MESSAGE(whole.is_ok(), whole.status().to_string());
+    const Tensor& output = (*whole)[0];
+    // A threshold that about 3 % of the rows' scores (random weights) reach: the best class's,
+    // times the objectness for YOLOv5.
+    const int64_t rows = v5 ? output.dim(1) : output.dim(2), channels = v5 ? output.dim(2) : output.dim(1);
+    std::vector<float> scores;
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto at = [&](int64_t c) { return output.data<float>()[v5 ? r * channels + c : c * rows + r]; };
+      float best = at(v5 ? 5 : 4);
+      for (int64_t c = v5 ? 6 : 5; c < channels; ++c) best = std::max(best, at(c));
+      scores.push_back(v5 ? at(4) * best : best);
+    }
+    std::sort(scores.begin(), scores.end());
+    const NmsSettings settings{.score_threshold = scores[scores.size() * 97 / 100]};
+    const int size = static_cast<int>(inputs[0].dim(3));
+    const std::optional<gpu::RowFilter> filter =
+        yolo_row_filter(v5 ? DetectorFamily::kYolov5 : DetectorFamily::kYolov8, size, size, settings.score_threshold,
+                        settings.iou_threshold, settings.max_detections);
+    REQUIRE(filter.has_value());
+    const gpu::LoweredPlan filtered = lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.row_filter = filter});
+    CHECK(filtered.fallback_count() == 0);
+    Result<std::vector<Tensor>> kept = gpu::run_lowered_on_host(*graph, filtered, inputs, &pool);
+    REQUIRE_MESSAGE(kept.is_ok(), kept.status().to_string());
+    const std::vector<Detection> want = box_detections(output, 0, v5, settings);
+    const std::vector<Detection> got = box_detections((*kept)[0], 0, v5, settings);
+    MESSAGE(std::string(v5 ? "YOLOv5" : "YOLOv8"), "-shaped, ", rows, " rows: ", want.size(), " kept, ",
+            box_rows_back((*kept)[0], 0, v5), " rows back");
+    CHECK(want.size() > 1);
+    CHECK(box_rows_back((*kept)[0], 0, v5) == static_cast<int64_t>(want.size()));
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      CHECK(got[k].class_id == want[k].class_id);
+      CHECK(got[k].score == want[k].score);
+      CHECK(got[k].box.x1 == want[k].box.x1);
+    }
   }
 }
 

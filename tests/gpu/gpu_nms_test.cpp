@@ -158,6 +158,28 @@ TEST_CASE("NMS on the device keeps exactly the CPU's detections from YOLOv8's ch
       {"every row selected, above the capacity", {.rows = 5000, .objectness = false, .selected_fraction = 1.0f}, {}});
 }
 
+TEST_CASE("selected rows that all score below the threshold come back as none") {
+  // YOLOv5 rows whose objectness passes the filter but whose score (objectness x best class) does
+  // not: the device keeps no candidate, and no row comes back.
+  const NmsSettings nms{.score_threshold = 0.3f};
+  std::mt19937 rng(21);
+  Tensor output = synthetic_box_rows({.batch = 2, .rows = 500, .selected_fraction = 0.5f}, nms.score_threshold, rng);
+  float* data = output.data<float>();
+  for (int64_t r = 0; r < 2 * 500; ++r) {
+    for (int64_t c = 5; c < output.dim(2); ++c) data[r * output.dim(2) + c] *= 0.25f;  // every score below 0.25
+  }
+  const std::shared_ptr<const Graph> graph = pass_through_graph(output.shape());
+  const std::vector<Tensor> inputs = {output};
+  const gpu::LoweredPlan lowered =
+      lower_for_inputs(*graph, inputs, gpu::LoweringOptions{.row_filter = box_filter(true, nms)});
+  Result<std::vector<Tensor>> back = gpu::run_lowered_on_host(*graph, lowered, inputs);
+  REQUIRE_MESSAGE(back.is_ok(), back.status().to_string());
+  for (int64_t b = 0; b < 2; ++b) {
+    CHECK(box_detections(output, b, true, nms).empty());
+    CHECK(box_rows_back((*back)[0], b, true) == 0);
+  }
+}
+
 TEST_CASE("NMS on the device refuses box outputs laid out otherwise than YOLOv5's rows and YOLOv8's columns") {
   const auto lower = [](const Shape& shape, gpu::RowFilter filter) {
     const std::shared_ptr<const Graph> graph = pass_through_graph(shape);
