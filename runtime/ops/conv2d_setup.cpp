@@ -96,25 +96,46 @@ Conv2d with_pooled_residual_rows(const Conv2d& c, const CpuKernelTable& kernels,
   return pooled;
 }
 
-const float* packed_conv_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args) {
-  const auto floats = static_cast<size_t>(kernels.conv_packed_weight_floats(c));
+namespace {
+
+// Weights packed by `pack` (`floats` of them, a layout tagged `variant`): once into the node's
+// cache when they are constant (their data keeps its address for the executor's lifetime), else
+// on every call into `buffer`, the calling thread's.
+const float* cached_weights(const Conv2d& c, const KernelArgs& args, int64_t floats, int64_t variant,
+                            void (*pack)(const Conv2d&, float*), std::vector<float>& buffer) {
+  const auto size = static_cast<size_t>(floats);
   if (args.cache != nullptr && (args.constant_inputs & 2u) != 0) {
-    // Constant data keeps its address for the executor's lifetime; the layout depends on the level.
     KernelCache& cache = *args.cache;
-    const auto level = static_cast<int64_t>(kernels.isa);
-    if (cache.source != c.w || cache.variant != level || cache.data.size() != floats) {
-      cache.data.resize(floats);
-      kernels.conv_pack_weights(c, cache.data.data());
+    if (cache.source != c.w || cache.variant != variant || cache.data.size() != size) {
+      cache.data.resize(size);
+      pack(c, cache.data.data());
       cache.source = c.w;
-      cache.variant = level;
+      cache.variant = variant;
     }
     return cache.data.data();
   }
+  float* const packed = grown_to(buffer, floats);
+  pack(c, packed);
+  return packed;
+}
+
+// Winograd layouts are tagged apart from the plain GEMM's of the same level.
+constexpr int64_t kWinogradVariant = 1 << 8;
+
+}  // namespace
+
+const float* packed_conv_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args) {
   // Per thread: a pair of Convs (conv_pair_cpu.cpp) packs the weights of one of them only.
   thread_local std::vector<float> packed_buffer;
-  float* const packed = grown_to(packed_buffer, static_cast<int64_t>(floats));
-  kernels.conv_pack_weights(c, packed);
-  return packed;
+  return cached_weights(c, args, kernels.conv_packed_weight_floats(c), static_cast<int64_t>(kernels.isa),
+                        kernels.conv_pack_weights, packed_buffer);
+}
+
+const float* winograd_conv_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args) {
+  thread_local std::vector<float> packed_buffer;
+  return cached_weights(c, args, kernels.conv_winograd_weight_floats(c),
+                        kWinogradVariant + static_cast<int64_t>(kernels.isa), kernels.conv_winograd_pack_weights,
+                        packed_buffer);
 }
 
 void dense_tap_rows(const Conv2d& c, const float* planes, const float** b_rows) {

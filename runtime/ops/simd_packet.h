@@ -40,6 +40,9 @@ inline Vec zero() {
 inline Vec add(Vec a, Vec b) {
   return Eigen::internal::padd(a, b);
 }
+inline Vec sub(Vec a, Vec b) {
+  return Eigen::internal::psub(a, b);
+}
 // a * b + c, fused where the level has FMA.
 inline Vec fma(Vec a, Vec b, Vec c) {
   return Eigen::internal::pmadd(a, b, c);
@@ -49,6 +52,57 @@ inline Vec fma(Vec a, Vec b, Vec c) {
 using Tile = Eigen::internal::PacketBlock<Vec, kLanes>;
 inline void transpose(Tile& tile) {
   Eigen::internal::ptranspose(tile);
+}
+
+// even = p[0], p[2], ..., odd = p[1], p[3], ...: the 2 kLanes floats from p split by parity.
+inline void deinterleave(const float* p, Vec& even, Vec& odd) {
+#if defined(__AVX512F__)
+  const __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 16);
+  even = _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
+  odd = _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
+#elif defined(__AVX2__)
+  // Per 128-bit lane a0 a2 b0 b2 | a4 a6 b4 b6, then the 64-bit pairs in order.
+  const __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+  even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+  odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+#elif defined(__aarch64__)
+  const float32x4x2_t v = vld2q_f32(p);
+  even = v.val[0];
+  odd = v.val[1];
+#else
+  alignas(64) float e[kLanes], o[kLanes];
+  for (int i = 0; i < kLanes; ++i) {
+    e[i] = p[2 * i];
+    o[i] = p[2 * i + 1];
+  }
+  even = load(e);
+  odd = load(o);
+#endif
+}
+
+// The inverse: p[2 i] = even[i], p[2 i + 1] = odd[i] for i < kLanes.
+inline void interleave_store(float* p, Vec even, Vec odd) {
+#if defined(__AVX512F__)
+  _mm512_storeu_ps(
+      p, _mm512_permutex2var_ps(even, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), odd));
+  _mm512_storeu_ps(p + 16,
+                   _mm512_permutex2var_ps(
+                       even, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), odd));
+#elif defined(__AVX2__)
+  const __m256 lo = _mm256_unpacklo_ps(even, odd), hi = _mm256_unpackhi_ps(even, odd);
+  _mm256_storeu_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
+  _mm256_storeu_ps(p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+#elif defined(__aarch64__)
+  vst2q_f32(p, float32x4x2_t{{even, odd}});
+#else
+  alignas(64) float e[kLanes], o[kLanes];
+  store(e, even);
+  store(o, odd);
+  for (int i = 0; i < kLanes; ++i) {
+    p[2 * i] = e[i];
+    p[2 * i + 1] = o[i];
+  }
+#endif
 }
 
 // dst[0, n) = src[0, n) for short runs (image rows) without a library call per row: whole vectors,

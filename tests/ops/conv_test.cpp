@@ -255,6 +255,76 @@ TEST_CASE("conv: reference matches a direct float64 convolution over a zero-padd
   }
 }
 
+// 3x3 stride-1 group-1 Convs with enough channels (conv_winograd_eligible) run Winograd F(2x2,
+// 3x3) (runtime/ops/conv_winograd.h): odd output sizes (tiles that straddle the edge), no,
+// asymmetric and wide padding, batch 2, out channels that end mid register tile, bands spanning
+// tile rows and a last band with the rest, every ISA level, 1 to 3 threads.
+const std::vector<ConvCase>& winograd_cases() {
+  static const std::vector<ConvCase> cases = {
+      {1, 96, 8, 8, 96, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
+      {1, 96, 13, 17, 112, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
+      {2, 128, 9, 10, 100, 3, 3, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", false},
+      {1, 64, 31, 33, 48, 3, 3, 1, 1, 1, 1, 1, {2, 0, 1, 2}, "", true},
+      {1, 64, 40, 41, 80, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
+  };
+  return cases;
+}
+
+TEST_CASE("conv: Winograd F(2x2, 3x3) matches a float64 convolution and the reference on every level") {
+  ActiveIsaGuard guard;
+  ThreadPool pool2(2), pool3(3);
+  uint32_t seed = 700;
+  for (const ConvCase& c : winograd_cases()) {
+    INFO(describe(c));
+    const ConvInputs in = random_conv_inputs(c, seed++);
+    const Node node = conv_node(c);
+    auto expected = run_op(node, in.list(), true);
+    REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+    const std::vector<double> exact = direct_conv2d(c, in.x, in.w, c.bias ? &in.b : nullptr, expected->at(0).shape());
+    for (CpuIsa isa : supported_isas()) {
+      REQUIRE(set_cpu_isa_for_testing(isa).is_ok());
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+        INFO("isa ", cpu_isa_name(isa), " threads ", pool != nullptr ? pool->size() : 1);
+        auto actual = run_op(node, in.list(), false, pool);
+        REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
+        // The transforms add a few roundings to the direct sum's: within 2e-6 of float64.
+        const ErrorStats error =
+            compare_tensors(actual->at(0), Tensor::from_vector<double>(actual->at(0).shape(), exact));
+        CHECK_MESSAGE(error.relative_l2 <= 2e-6, error.to_string());
+        CHECK_MESSAGE(compare_tensors(actual->at(0), expected->at(0)).relative_l2 <= 2e-6, error.to_string());
+      }
+    }
+  }
+}
+
+TEST_CASE("conv: Winograd F(2x2, 3x3) with the fused epilogue: activation, residual before or after it") {
+  uint32_t seed = 800;
+  for (const ConvCase& c : winograd_cases()) {
+    const ConvInputs in = random_conv_inputs(c, seed++);
+    std::mt19937 rng(seed);
+    const Shape out_shape = run_op(conv_node(c), in.list(), true)->at(0).shape();
+    // A residual of every output channel, and one of fewer (the rest take none).
+    for (const int64_t residual_channels : {c.out_channels, c.out_channels - 5}) {
+      const Tensor residual =
+          random_tensor(DType::kF32, {out_shape[0], residual_channels, out_shape[2], out_shape[3]}, rng);
+      for (const int64_t after : {0, 1}) {
+        INFO(describe(c), " residual channels ", residual_channels, after != 0 ? " after" : " before");
+        Node node = conv_node(c);
+        node.attrs.set("fused_activation", std::string("silu"));
+        node.attrs.set("fused_residual_after_activation", after);
+        std::vector<const Tensor*> inputs = {&in.x, &in.w, c.bias ? &in.b : nullptr, &residual};
+        auto expected = run_op(node, inputs, true);
+        REQUIRE_MESSAGE(expected.is_ok(), expected.status().to_string());
+        ThreadPool pool(2);
+        auto actual = run_op(node, inputs, false, &pool);
+        REQUIRE_MESSAGE(actual.is_ok(), actual.status().to_string());
+        const ErrorStats error = compare_tensors(actual->at(0), expected->at(0));
+        CHECK_MESSAGE(error.relative_l2 <= 2e-6, error.to_string());
+      }
+    }
+  }
+}
+
 TEST_CASE("conv: auto_pad SAME_LOWER and SAME_UPPER equal explicit pads with the odd pad first or last") {
   // in 8, kernel 4, stride 1: total padding 3; SAME_UPPER pads 1 before, 2 after; SAME_LOWER 2, 1.
   const ConvCase upper{1, 2, 8, 8, 3, 4, 4, 1, 1, 1, 1, 1, {}, "SAME_UPPER", true};

@@ -1,0 +1,67 @@
+// Winograd F(2x2, 3x3) for the dense 3x3 stride-1 Convs of YOLOv5- and YOLOv8-style networks,
+// most of their multiply-adds: each 2 x 2 block of outputs (a tile) is computed from its 4 x 4
+// input patch as
+//   Y = A^T [ (G g G^T) . (B^T d B) ] A
+// with g the 3 x 3 kernel, d the patch and . elementwise over the 16 transformed positions. Per
+// position xi that is one GEMM, U[xi] (out channels x in channels, the transformed weights) times
+// V[xi] (in channels x tiles, the transformed patches): 16 products of depth C per 4 outputs where
+// the direct Conv takes 36, a 2.25-fold cut in multiply-adds, for two cheap add-only transforms.
+//   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]   G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
+//   A^T = [1 1 1 0; 0 1 -1 -1]
+// The transforms only add, subtract and halve, so the result stays within a few float roundings
+// of the direct sum (unlike the larger F(4x4, 3x3), whose transforms scale by up to 8).
+//
+// The image's input planes are first copied with their zero padding around them (Winograd
+// geometry below); tiles then run in bands of consecutive tiles (row-major over the image's tile
+// grid, a band may start mid-row), each band's V and M in a buffer sized to stay in L2.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/ops/cpu_kernel_table.h"
+
+namespace edgefuse {
+
+// Whether Conv `c` (bound, CPU) takes the Winograd path: 3x3, stride 1, no dilation, group 1,
+// NCHW in and out, no pooled residual, and enough work for the GEMMs to pay for the transforms,
+// whose cost per tile grows as in + out channels where the GEMMs' grows as in x out. Measured on
+// one thread (AVX-512, SiLU), against the direct Conv's time: 48 -> 48 and 64 -> 64 channels at
+// 80 x 80 0.5-0.6, 64 -> 32 0.8, 32 -> 32 0.8, 24 -> 24 1.0, 16 -> 32 1.8; and on small planes,
+// where the padded copy and each band's fixed costs weigh more, 128 -> 128 at 20 x 20 0.8 but
+// 48 -> 48 1.3. So in x out >= 20 (in + out), and on fewer than 192 tiles (about 28 x 28
+// outputs) >= 48 (in + out).
+inline bool conv_winograd_eligible(const Conv2d& c) {
+  const int64_t product = c.cg * c.mg, sum = c.cg + c.mg;
+  const int64_t tiles = ((c.oh + 1) / 2) * ((c.ow + 1) / 2);
+  return c.kh == 3 && c.kw == 3 && c.sh == 1 && c.sw == 1 && c.dh == 1 && c.dw == 1 && c.group == 1 &&
+         !c.channels_last && !c.residual_pooled && !c.output_channels_last && c.oh >= 2 && c.ow >= 2 &&
+         product >= 20 * sum && (tiles >= 192 || product >= 48 * sum);
+}
+
+// The tile grid and the padded input planes it reads: tile (ty, tx) covers outputs (2 ty + i,
+// 2 tx + j), i, j < 2 (those past oh or ow are computed and dropped), from padded rows 2 ty .. 2 ty
+// + 3 and columns 2 tx .. 2 tx + 3; padded (r, s) is input (r - ph, s - pw), zero outside.
+struct WinogradGeometry {
+  int64_t tile_rows, tile_cols;      // ceil(oh / 2), ceil(ow / 2)
+  int64_t padded_rows, padded_cols;  // 2 tile_rows + 2, 2 tile_cols + 2
+  int64_t tiles() const { return tile_rows * tile_cols; }
+  int64_t padded_plane() const { return padded_rows * padded_cols; }
+};
+
+inline WinogradGeometry winograd_geometry(const Conv2d& c) {
+  WinogradGeometry g{};
+  g.tile_rows = (c.oh + 1) / 2;
+  g.tile_cols = (c.ow + 1) / 2;
+  g.padded_rows = 2 * g.tile_rows + 2;
+  g.padded_cols = 2 * g.tile_cols + 2;
+  return g;
+}
+
+// Floats of the scratch conv_winograd_tiles needs for a band of `tiles` tiles: V (16 x in channels
+// x tiles), M (16 x out channels x tiles), each position's matrix a cache line apart, one output
+// channel's four outputs per tile, and four padded rows.
+inline int64_t winograd_scratch_floats(const Conv2d& c, int64_t tiles) {
+  return 16 * (tiles * (c.cg + c.mg) + 32) + 4 * tiles + 4 * winograd_geometry(c).padded_cols;
+}
+
+}  // namespace edgefuse
