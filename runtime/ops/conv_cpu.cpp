@@ -247,11 +247,10 @@ void run_dense(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
   });
 }
 
-// Winograd F(2x2, 3x3) (conv_winograd.h): per image, the input planes copied with their padding
-// (threads by channel), then bands of tiles (threads by band), each band's transformed patches and
-// products about kWinogradBandFloats (in L2), its tiles a whole number of the GEMM's column blocks
-// (48) but in the last band: 64 channels each way at 40 x 40, 0.92 ms direct, took 0.88 ms in
-// bands of 45 tiles, 0.72 in bands of 48; bands of 96 to 160 K floats measured best.
+// Winograd F(2x2, 3x3) (conv_winograd.h): per image, bands of tiles (threads by band), each band's
+// transformed patches and products about kWinogradBandFloats (in L2), its tiles a whole number of the GEMM's column
+// blocks (48) but in the last band: 64 channels each way at 40 x 40, 0.92 ms direct, took 0.88 ms in bands of 45 tiles,
+// 0.72 in bands of 48; bands of 96 to 160 K floats measured best.
 void run_winograd(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
   const WinogradGeometry g = winograd_geometry(c);
   constexpr int64_t kWinogradBandFloats = 160 * 1024;
@@ -270,40 +269,15 @@ void run_winograd(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
   };
   int64_t largest = 0;
   for (int64_t b = 0; b < bands; ++b) largest = std::max(largest, band_begin(b + 1) - band_begin(b));
-  // The padded planes of one image, shared by every thread's bands (the calling thread's buffer:
-  // a thread_local named in the lambdas would be each worker's own).
-  thread_local std::vector<float> padded_buffer;
-  float* const padded = grown_to(padded_buffer, c.cg * g.padded_plane());
-  for (int64_t n = 0; n < c.batch; ++n) {
-    parallel_for(pool, c.cg, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t ch = begin; ch < end; ++ch) {
-        const float* in = c.x + (n * c.channels + ch) * c.input_plane;
-        float* plane = padded + ch * g.padded_plane();
-        // Padded row r is input row r - ph: zeros around the input's columns, whole rows of zeros
-        // above and below it.
-        for (int64_t r = 0; r < g.padded_rows; ++r) {
-          float* row = plane + r * g.padded_cols;
-          const int64_t iy = r - c.ph;
-          if (iy < 0 || iy >= c.ih) {
-            std::fill_n(row, g.padded_cols, 0.0f);
-            continue;
-          }
-          const int64_t columns = std::min(c.iw, g.padded_cols - c.pw);  // pads are never negative
-          std::fill_n(row, c.pw, 0.0f);
-          std::copy_n(in + iy * c.iw, columns, row + c.pw);
-          std::fill(row + c.pw + columns, row + g.padded_cols, 0.0f);
-        }
-      }
-    });
-    parallel_for(pool, bands, 1, [&](int64_t begin, int64_t end) {
-      thread_local std::vector<float> scratch_buffer, panel_buffer;
-      float* const scratch = grown_to(scratch_buffer, winograd_scratch_floats(c, largest));
-      float* const panel = grown_to(panel_buffer, c.cg * kGemmPanelColumns);
-      for (int64_t b = begin; b < end; ++b) {
-        kernels.conv_winograd_tiles(c, n, padded, band_begin(b), band_begin(b + 1), scratch, panel);
-      }
-    });
-  }
+  parallel_for(pool, c.batch * bands, 1, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> scratch_buffer, panel_buffer;
+    float* const scratch = grown_to(scratch_buffer, winograd_scratch_floats(c, largest));
+    float* const panel = grown_to(panel_buffer, c.cg * kGemmPanelColumns);
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t n = task / bands, b = task % bands;
+      kernels.conv_winograd_tiles(c, n, band_begin(b), band_begin(b + 1), scratch, panel);
+    }
+  });
 }
 
 }  // namespace

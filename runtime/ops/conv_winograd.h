@@ -11,9 +11,9 @@
 // The transforms only add, subtract and halve, so the result stays within a few float roundings
 // of the direct sum (unlike the larger F(4x4, 3x3), whose transforms scale by up to 8).
 //
-// The image's input planes are first copied with their zero padding around them (Winograd
-// geometry below); tiles then run in bands of consecutive tiles (row-major over the image's tile
-// grid, a band may start mid-row), each band's V and M in a buffer sized to stay in L2.
+// Tiles run in bands of consecutive tiles (row-major over the image's tile grid, a band may start
+// mid-row), each band's V and M in a buffer sized to stay in L2, each band reading its own input
+// rows (with their zero padding, WinogradGeometry) straight from X.
 #pragma once
 
 #include <cstdint>
@@ -38,9 +38,9 @@ inline bool conv_winograd_eligible(const Conv2d& c) {
          product >= 20 * sum && (tiles >= 192 || product >= 48 * sum);
 }
 
-// The tile grid and the padded input planes it reads: tile (ty, tx) covers outputs (2 ty + i,
-// 2 tx + j), i, j < 2 (those past oh or ow are computed and dropped), from padded rows 2 ty .. 2 ty
-// + 3 and columns 2 tx .. 2 tx + 3; padded (r, s) is input (r - ph, s - pw), zero outside.
+// The tile grid and the padded input it reads: tile (ty, tx) covers outputs (2 ty + i, 2 tx + j),
+// i, j < 2 (those past oh or ow are computed and dropped), from padded rows 2 ty .. 2 ty + 3 and
+// columns 2 tx .. 2 tx + 3; padded (r, s) is input (r - ph, s - pw), zero outside.
 struct WinogradGeometry {
   int64_t tile_rows, tile_cols;      // ceil(oh / 2), ceil(ow / 2)
   int64_t padded_rows, padded_cols;  // 2 tile_rows + 2, 2 tile_cols + 2
@@ -59,9 +59,9 @@ inline WinogradGeometry winograd_geometry(const Conv2d& c) {
 
 // Floats of the scratch conv_winograd_tiles needs for a band of `tiles` tiles: V (16 x in channels
 // x tiles), M (16 x out channels x tiles), each position's matrix a cache line apart, one output
-// channel's four outputs per tile, and four padded rows.
+// channel's four outputs per tile, and five padded rows (the input rows' combinations, zeros).
 inline int64_t winograd_scratch_floats(const Conv2d& c, int64_t tiles) {
-  return 16 * (tiles * (c.cg + c.mg) + 32) + 4 * tiles + 4 * winograd_geometry(c).padded_cols;
+  return 16 * (tiles * (c.cg + c.mg) + 32) + 4 * tiles + 5 * winograd_geometry(c).padded_cols;
 }
 
 }  // namespace edgefuse

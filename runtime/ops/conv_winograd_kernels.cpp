@@ -1,6 +1,7 @@
 // Winograd F(2x2, 3x3) on one CPU ISA level (conv_winograd.h): the weight and patch transforms, the
 // 16 GEMMs through the packed micro-kernel (packed_gemm.h), the output transform with the bias,
 // then the residual and activation on the output rows while they are in cache.
+#include <algorithm>
 #include <vector>
 
 #include "runtime/ops/conv_epilogue_rows.h"
@@ -42,38 +43,56 @@ void for_each_run(const WinogradGeometry& g, int64_t tile_begin, int64_t tile_en
   }
 }
 
-// V[xi][ch][t] = (B^T d B)[xi] for the band's tiles: the row combinations of B^T d over the run's
-// padded columns, then the column combinations per tile, whole vectors of tiles at a time (the
-// even and odd columns split by simd::deinterleave), the last few tiles one by one. `rows` holds
-// 4 x padded_cols floats.
-void transform_patches(const Conv2d& c, const WinogradGeometry& g, const float* padded, int64_t tile_begin,
-                       int64_t tile_end, float* v, float* rows) {
+// V[xi][ch][t] = (B^T d B)[xi] for the band's tiles of image `x` (its input planes), each band
+// reading its own rows of X: per channel and tile row, the row combinations of B^T d over the
+// run's padded columns, straight from the four input rows (zero at the padding's columns and for
+// rows outside the image, which read a row of zeros), then the column combinations per tile, whole
+// vectors of tiles at a time (the even and odd columns split by simd::deinterleave), the last few
+// tiles one by one. `rows` holds 5 x padded_cols floats.
+void transform_patches(const Conv2d& c, const WinogradGeometry& g, const float* x, int64_t tile_begin, int64_t tile_end,
+                       float* v, float* rows) {
   using simd::Vec;
   const int64_t tiles = tile_end - tile_begin, stride = position_stride(c.cg, tiles);
   float* const r[4] = {rows, rows + g.padded_cols, rows + 2 * g.padded_cols, rows + 3 * g.padded_cols};
+  float* const zeros = rows + 4 * g.padded_cols;
+  simd::fill_zero(zeros, g.padded_cols);
   for (int64_t ch = 0; ch < c.cg; ++ch) {
-    const float* plane = padded + ch * g.padded_plane();
+    const float* plane = x + ch * c.input_plane;
     float* out = v + ch * tiles;
     for_each_run(g, tile_begin, tile_end, [&](const TileRun& run) {
-      const float* d0 = plane + 2 * run.ty * g.padded_cols;
-      const float* d1 = d0 + g.padded_cols;
-      const float* d2 = d1 + g.padded_cols;
-      const float* d3 = d2 + g.padded_cols;
-      // B^T d: rows d0 - d2, d1 + d2, d2 - d1, d1 - d3.
       const int64_t s_begin = 2 * run.tx_begin, s_end = 2 * run.tx_end + 2;
-      int64_t s = s_begin;
-      for (; s + simd::kLanes <= s_end; s += simd::kLanes) {
-        const Vec a = simd::load(d0 + s), b = simd::load(d1 + s), e = simd::load(d2 + s), f = simd::load(d3 + s);
-        simd::store(r[0] + s, simd::sub(a, e));
-        simd::store(r[1] + s, simd::add(b, e));
-        simd::store(r[2] + s, simd::sub(e, b));
-        simd::store(r[3] + s, simd::sub(b, f));
+      // Columns of the padding are zero in all four rows, and so are their combinations; the
+      // others, [lo, hi), are input columns lo - pw .. hi - pw - 1 of each row inside the image.
+      const int64_t lo = std::clamp(c.pw, s_begin, s_end), hi = std::clamp(c.pw + c.iw, s_begin, s_end);
+      for (int i = 0; i < 4; ++i) {
+        for (int64_t s = s_begin; s < lo; ++s) r[i][s] = 0.0f;
+        for (int64_t s = hi; s < s_end; ++s) r[i][s] = 0.0f;
       }
-      for (; s < s_end; ++s) {
-        r[0][s] = d0[s] - d2[s];
-        r[1][s] = d1[s] + d2[s];
-        r[2][s] = d2[s] - d1[s];
-        r[3][s] = d1[s] - d3[s];
+      const float* d[4];  // padded row 2 ty + i from column lo on
+      for (int i = 0; i < 4; ++i) {
+        const int64_t iy = 2 * run.ty + i - c.ph;
+        d[i] = iy >= 0 && iy < c.ih ? plane + iy * c.iw + (lo - c.pw) : zeros;
+      }
+      // B^T d: rows d0 - d2, d1 + d2, d2 - d1, d1 - d3.
+      float* const r0 = r[0] + lo;
+      float* const r1 = r[1] + lo;
+      float* const r2 = r[2] + lo;
+      float* const r3 = r[3] + lo;
+      const int64_t width = hi - lo;
+      int64_t j = 0;
+      for (; j + simd::kLanes <= width; j += simd::kLanes) {
+        const Vec a = simd::load(d[0] + j), b = simd::load(d[1] + j), e = simd::load(d[2] + j),
+                  f = simd::load(d[3] + j);
+        simd::store(r0 + j, simd::sub(a, e));
+        simd::store(r1 + j, simd::add(b, e));
+        simd::store(r2 + j, simd::sub(e, b));
+        simd::store(r3 + j, simd::sub(b, f));
+      }
+      for (; j < width; ++j) {
+        r0[j] = d[0][j] - d[2][j];
+        r1[j] = d[1][j] + d[2][j];
+        r2[j] = d[2][j] - d[1][j];
+        r3[j] = d[1][j] - d[3][j];
       }
       // (B^T d) B: per tile t, with e0, o0, e1, o1 its row's columns 2 t .. 2 t + 3.
       const int64_t count = run.tx_end - run.tx_begin;
@@ -170,15 +189,15 @@ void conv_winograd_pack_weights(const Conv2d& c, float* packed) {
   }
 }
 
-void conv_winograd_tiles(const Conv2d& c, int64_t n, const float* padded, int64_t tile_begin, int64_t tile_end,
-                         float* scratch, float* panel) {
+void conv_winograd_tiles(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t tile_end, float* scratch,
+                         float* panel) {
   const WinogradGeometry g = winograd_geometry(c);
   const int64_t tiles = tile_end - tile_begin;
   const int64_t v_stride = position_stride(c.cg, tiles), m_stride = position_stride(c.mg, tiles);
   float* const v = scratch;
   float* const m = v + kPositions * v_stride;
   float* const o = m + kPositions * m_stride;
-  transform_patches(c, g, padded, tile_begin, tile_end, v, o + 4 * tiles);
+  transform_patches(c, g, c.x + n * c.channels * c.input_plane, tile_begin, tile_end, v, o + 4 * tiles);
   const GemmRowEpilogue none;
   for (int xi = 0; xi < kPositions; ++xi) {
     packed_gemm(c.packed_w + xi * packed_gemm_a_floats(c.mg, c.cg), c.mg, c.cg, v + xi * v_stride, tiles,

@@ -149,12 +149,11 @@ struct CpuKernelTable {
   // weights in this level's GEMM tile layout, 16 matrices of out x in channels;
   int64_t (*conv_winograd_weight_floats)(const Conv2d& c);
   void (*conv_winograd_pack_weights)(const Conv2d& c, float* packed);
-  // then tiles [tile_begin, tile_end) of image n from `padded` (its input planes with their
-  // padding, WinogradGeometry) into Y, bias, residual and activation included, with c.packed_w the
-  // transformed weights. `scratch` holds winograd_scratch_floats(c, tile_end - tile_begin), `panel`
-  // kernel_columns * kGemmPanelColumns.
-  void (*conv_winograd_tiles)(const Conv2d& c, int64_t n, const float* padded, int64_t tile_begin, int64_t tile_end,
-                              float* scratch, float* panel);
+  // then tiles [tile_begin, tile_end) of image n into Y, bias, residual and activation included,
+  // with c.packed_w the transformed weights. `scratch` holds winograd_scratch_floats(c, tile_end -
+  // tile_begin), `panel` kernel_columns * kGemmPanelColumns.
+  void (*conv_winograd_tiles)(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t tile_end, float* scratch,
+                              float* panel);
   // out[i] = op(in[i]) for i < count; in == out is allowed.
   void (*unary_f32)(const UnaryF32& op, const float* in, float* out, int64_t count);
   // out[i] = op(a[i * stride_a], b[i * stride_b]) for i < count, strides 0 or 1; op is one of
@@ -204,8 +203,8 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
                        int64_t oy_end, float* out, int64_t out_plane, float* flat, int64_t ldf, float* panel);        \
   int64_t conv_winograd_weight_floats(const Conv2d& c);                                                               \
   void conv_winograd_pack_weights(const Conv2d& c, float* packed);                                                    \
-  void conv_winograd_tiles(const Conv2d& c, int64_t n, const float* padded, int64_t tile_begin, int64_t tile_end,     \
-                           float* scratch, float* panel);                                                             \
+  void conv_winograd_tiles(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t tile_end, float* scratch,          \
+                           float* panel);                                                                             \
   void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count);                                     \
   void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out,          \
                   int64_t count);                                                                                     \
