@@ -2,7 +2,6 @@
 // 16 GEMMs through the packed micro-kernel (packed_gemm.h), the output transform with the bias,
 // then the residual and activation on the output rows while they are in cache.
 #include <algorithm>
-#include <vector>
 
 #include "runtime/ops/conv_epilogue_rows.h"
 #include "runtime/ops/conv_winograd.h"
@@ -155,6 +154,26 @@ void transform_outputs(const float* m, int64_t stride, int64_t tiles, float bias
   }
 }
 
+// Position xi = 4 i + j of G g G^T for the 3 x 3 kernel g, in float64: row i of G g, then its
+// combination j.
+double transformed_weight(const float* g, int xi) {
+  const auto combine = [](int row, double a, double b, double d) {
+    switch (row) {
+      case 0:
+        return a;
+      case 1:
+        return 0.5 * (a + b + d);
+      case 2:
+        return 0.5 * (a - b + d);
+      default:
+        return d;
+    }
+  };
+  double gg[3];
+  for (int col = 0; col < 3; ++col) gg[col] = combine(xi / 4, g[col], g[3 + col], g[6 + col]);
+  return combine(xi % 4, gg[0], gg[1], gg[2]);
+}
+
 }  // namespace
 
 int64_t conv_winograd_weight_floats(const Conv2d& c) {
@@ -162,30 +181,19 @@ int64_t conv_winograd_weight_floats(const Conv2d& c) {
 }
 
 void conv_winograd_pack_weights(const Conv2d& c, float* packed) {
-  // U = G g G^T per (out, in) channel pair, in float64, then each position's matrix packed.
-  std::vector<float> position(static_cast<size_t>(c.mg * c.cg));
-  std::vector<float> u(static_cast<size_t>(c.mg * c.cg * kPositions));
-  for (int64_t pair = 0; pair < c.mg * c.cg; ++pair) {
-    const float* g = c.w + pair * 9;
-    double gg[4][3];  // G g
-    for (int col = 0; col < 3; ++col) {
-      const double a = g[col], b = g[3 + col], d = g[6 + col];
-      gg[0][col] = a;
-      gg[1][col] = 0.5 * (a + b + d);
-      gg[2][col] = 0.5 * (a - b + d);
-      gg[3][col] = d;
-    }
-    for (int i = 0; i < 4; ++i) {  // (G g) G^T
-      const double a = gg[i][0], b = gg[i][1], d = gg[i][2];
-      const double row[4] = {a, 0.5 * (a + b + d), 0.5 * (a - b + d), d};
-      for (int j = 0; j < 4; ++j) u[static_cast<size_t>(pair * kPositions + 4 * i + j)] = static_cast<float>(row[j]);
-    }
-  }
+  // Each position's matrix straight in pack_gemm_a's tile layout (packed_gemm.h): no temporary,
+  // whose container would be a function outside this level's namespace (isa_namespace.h).
   for (int xi = 0; xi < kPositions; ++xi) {
-    for (int64_t pair = 0; pair < c.mg * c.cg; ++pair) {
-      position[static_cast<size_t>(pair)] = u[static_cast<size_t>(pair * kPositions + xi)];
+    float* const out = packed + xi * packed_gemm_a_floats(c.mg, c.cg);
+    for (int64_t tile = 0; tile * kGemmTileRows < c.mg; ++tile) {
+      for (int64_t ch = 0; ch < c.cg; ++ch) {
+        for (int64_t r = 0; r < kGemmTileRows; ++r) {
+          const int64_t k = tile * kGemmTileRows + r;
+          out[(tile * c.cg + ch) * kGemmTileRows + r] =
+              k < c.mg ? static_cast<float>(transformed_weight(c.w + (k * c.cg + ch) * 9, xi)) : 0.0f;
+        }
+      }
     }
-    pack_gemm_a(position.data(), c.mg, c.cg, c.cg, packed + xi * packed_gemm_a_floats(c.mg, c.cg));
   }
 }
 
