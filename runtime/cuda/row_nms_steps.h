@@ -81,6 +81,28 @@ EF_HOST_DEVICE inline bool slot_row(const NmsStepShape& shape, const uint32_t* i
   return true;
 }
 
+// The best of `count` class scores of operand 0 at base, base + stride, ... as the CPU decoders
+// pick it: the first of equal scores.
+struct BestClass {
+  float score;
+  int32_t index;
+};
+EF_HOST_DEVICE inline BestClass best_class(const Operands& operands, int64_t base, int64_t stride, int64_t count) {
+  BestClass best{operands.load(0, base), 0};
+  for (int64_t c = 1; c < count; ++c) {
+    const float v = operands.load(0, base + c * stride);
+    if (v > best.score) best = BestClass{v, static_cast<int32_t>(c)};
+  }
+  return best;
+}
+
+// A candidate of a box centred at (cx, cy), scored below the threshold as -1 (never kept).
+EF_HOST_DEVICE inline NmsCandidate centred_candidate(float cx, float cy, float half_w, float half_h, float score,
+                                                     float score_threshold, int32_t class_id, uint32_t row) {
+  return NmsCandidate{
+      cx - half_w, cy - half_h, cx + half_w, cy + half_h, score >= score_threshold ? score : -1.0f, class_id, row, 0};
+}
+
 // Intersection over union with the arithmetic of models/detect/nms.cpp's iou(): an empty overlap
 // or box has area 0, an empty union gives 0.
 EF_HOST_DEVICE inline float box_area(float x1, float y1, float x2, float y2) {
@@ -113,17 +135,8 @@ struct GridCandidateStep : NmsStepShape {
     uint32_t row = 0;
     if (!slot_row(*this, static_cast<const uint32_t*>(in[1]), i, row)) return;
     const int64_t base = (i / capacity * rows + row) * channels;
-    // The best class as decode_yolox picks it: the first of equal scores.
-    int32_t best_class = 0;
-    float best = load(0, base + kGridBoxChannels);
-    for (int64_t c = 1; c < channels - kGridBoxChannels; ++c) {
-      const float v = load(0, base + kGridBoxChannels + c);
-      if (v > best) {
-        best = v;
-        best_class = static_cast<int32_t>(c);
-      }
-    }
-    const float score = load(0, base + 4) * best;
+    const BestClass best = best_class(*this, base + kGridBoxChannels, 1, channels - kGridBoxChannels);
+    const float score = load(0, base + 4) * best.score;
     int32_t l = 0;
     while (l + 1 < levels && static_cast<int64_t>(row) >= level[l + 1].first_row) ++l;
     const int64_t cell = static_cast<int64_t>(row) - level[l].first_row;
@@ -132,15 +145,8 @@ struct GridCandidateStep : NmsStepShape {
     const float cy = (load(0, base + 1) + static_cast<float>(cell / level[l].grid_width)) * s;
     const float half_w = 0.5f * expf(load(0, base + 2)) * s;
     const float half_h = 0.5f * expf(load(0, base + 3)) * s;
-    NmsCandidate& c = static_cast<NmsCandidate*>(out)[i];
-    c = NmsCandidate{cx - half_w,
-                     cy - half_h,
-                     cx + half_w,
-                     cy + half_h,
-                     score >= score_threshold ? score : -1.0f,
-                     best_class,
-                     row,
-                     0};
+    static_cast<NmsCandidate*>(out)[i] =
+        centred_candidate(cx, cy, half_w, half_h, score, score_threshold, best.index, row);
   }
 };
 
@@ -162,28 +168,14 @@ struct BoxCandidateStep : NmsStepShape {
     if (!slot_row(*this, static_cast<const uint32_t*>(in[1]), i, row)) return;
     const int64_t base = (i / capacity) * rows * channels + static_cast<int64_t>(row) * row_stride;
     const int64_t first_class = objectness ? 5 : 4;
-    int32_t best_class = 0;
-    float best = load(0, base + first_class * channel_stride);
-    for (int64_t c = 1; c < channels - first_class; ++c) {
-      const float v = load(0, base + (first_class + c) * channel_stride);
-      if (v > best) {
-        best = v;
-        best_class = static_cast<int32_t>(c);
-      }
-    }
-    const float score = objectness ? load(0, base + 4 * channel_stride) * best : best;
+    const BestClass best =
+        best_class(*this, base + first_class * channel_stride, channel_stride, channels - first_class);
+    const float score = objectness ? load(0, base + 4 * channel_stride) * best.score : best.score;
     const float cx = load(0, base), cy = load(0, base + channel_stride);
     const float half_w = 0.5f * load(0, base + 2 * channel_stride);
     const float half_h = 0.5f * load(0, base + 3 * channel_stride);
-    NmsCandidate& c = static_cast<NmsCandidate*>(out)[i];
-    c = NmsCandidate{cx - half_w,
-                     cy - half_h,
-                     cx + half_w,
-                     cy + half_h,
-                     score >= score_threshold ? score : -1.0f,
-                     best_class,
-                     row,
-                     0};
+    static_cast<NmsCandidate*>(out)[i] =
+        centred_candidate(cx, cy, half_w, half_h, score, score_threshold, best.index, row);
   }
 };
 
@@ -233,9 +225,7 @@ struct AnchorCandidateStep : NmsStepShape {
     // std::max(size, 0.0f) as the CPU takes it: a NaN size stays NaN.
     const float half_w = 0.5f * (width < 0.0f ? 0.0f : width);
     const float half_h = 0.5f * (height < 0.0f ? 0.0f : height);
-    NmsCandidate& c = static_cast<NmsCandidate*>(out)[i];
-    c = NmsCandidate{
-        cx - half_w, cy - half_h, cx + half_w, cy + half_h, score >= score_threshold ? score : -1.0f, 0, row, 0};
+    static_cast<NmsCandidate*>(out)[i] = centred_candidate(cx, cy, half_w, half_h, score, score_threshold, 0, row);
   }
 };
 
