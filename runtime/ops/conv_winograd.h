@@ -57,11 +57,18 @@ inline WinogradGeometry winograd_geometry(const Conv2d& c) {
   return g;
 }
 
+// Floats after the padded rows that the patch transform's last vector of tiles may read: two
+// vectors of the widest level (AVX-512).
+inline constexpr int64_t kWinogradRowSlack = 32;
+
 // Floats of the scratch conv_winograd_tiles needs for a band of `tiles` tiles: V (16 x in channels
 // x tiles), M (16 x out channels x tiles), each position's matrix a cache line apart, one output
-// channel's four outputs per tile, and five padded rows (the input rows' combinations, zeros).
+// channel's four outputs per tile, four padded rows (the input rows' combinations) per tile row
+// the band spans, a row of zeros, and their slack.
 inline int64_t winograd_scratch_floats(const Conv2d& c, int64_t tiles) {
-  return 16 * (tiles * (c.cg + c.mg) + 32) + 4 * tiles + 5 * winograd_geometry(c).padded_cols;
+  const WinogradGeometry g = winograd_geometry(c);
+  const int64_t max_runs = tiles / g.tile_cols + 2;
+  return 16 * (tiles * (c.cg + c.mg) + 32) + 4 * tiles + (4 * max_runs + 1) * g.padded_cols + kWinogradRowSlack;
 }
 
 }  // namespace edgefuse

@@ -22,6 +22,7 @@ constexpr int kPositions = 16;  // the 4 x 4 transformed positions, xi = 4 i + j
 // that the 16 streams of a transform never share their L1 sets (channels x tiles is often a
 // multiple of 1024 floats, and 16 streams 4 KiB apart thrashed: 64 channels twice as slow as 80).
 int64_t position_stride(int64_t channels, int64_t tiles) {
+  static_assert(simd::kLanes <= 16, "a tile row's last vector writes up to kLanes - 1 slots past its matrix");
   return channels * tiles + 16;
 }
 
@@ -43,67 +44,88 @@ void for_each_run(const WinogradGeometry& g, int64_t tile_begin, int64_t tile_en
 }
 
 // V[xi][ch][t] = (B^T d B)[xi] for the band's tiles of image `x` (its input planes), each band
-// reading its own rows of X: per channel and tile row, the row combinations of B^T d over the
-// run's padded columns, straight from the four input rows (zero at the padding's columns and for
-// rows outside the image, which read a row of zeros), then the column combinations per tile, whole
-// vectors of tiles at a time (the even and odd columns split by simd::deinterleave), the last few
-// tiles one by one. `rows` holds 5 x padded_cols floats.
+// reading its own rows of X. Per channel, first the row combinations of B^T d of every tile row
+// (run) of the band over its padded columns, straight from the four input rows (rows outside the
+// image read a row of zeros), each run into rows of its own, then the column combinations per
+// tile, whole vectors of tiles at a time (the even and odd columns split by simd::deinterleave).
+// The column pass reads the rows two floats off the row pass's stores: right after them, as a
+// run at a time did, most of those loads waited for the stores to reach L1 (their data spans two
+// stores, which store forwarding cannot merge). `rows` holds 4 x padded_cols floats per run, a
+// row of zeros and kWinogradRowSlack more (winograd_scratch_floats).
 void transform_patches(const Conv2d& c, const WinogradGeometry& g, const float* x, int64_t tile_begin, int64_t tile_end,
                        float* v, float* rows) {
   using simd::Vec;
   const int64_t tiles = tile_end - tile_begin, stride = position_stride(c.cg, tiles);
-  float* const r[4] = {rows, rows + g.padded_cols, rows + 2 * g.padded_cols, rows + 3 * g.padded_cols};
-  float* const zeros = rows + 4 * g.padded_cols;
-  simd::fill_zero(zeros, g.padded_cols);
+  int64_t runs = 0;
+  for_each_run(g, tile_begin, tile_end, [&](const TileRun&) { ++runs; });
+  const auto run_rows = [&](int64_t k, int i) { return rows + (4 * k + i) * g.padded_cols; };
+  float* const zeros = run_rows(runs, 0);
+  simd::fill_zero(zeros, g.padded_cols + kWinogradRowSlack);  // the slack too: no stale floats read
+  // The padding's columns are zero in all four rows, and so are their combinations: written once.
+  const int64_t right_pad = std::min(c.pw + c.iw, g.padded_cols);
+  for (int64_t k = 0; k < runs; ++k) {
+    for (int i = 0; i < 4; ++i) {
+      std::fill(run_rows(k, i), run_rows(k, i) + c.pw, 0.0f);
+      std::fill(run_rows(k, i) + right_pad, run_rows(k, i) + g.padded_cols, 0.0f);
+    }
+  }
   for (int64_t ch = 0; ch < c.cg; ++ch) {
     const float* plane = x + ch * c.input_plane;
-    float* out = v + ch * tiles;
+    int64_t k = 0;
     for_each_run(g, tile_begin, tile_end, [&](const TileRun& run) {
+      // Padded columns [lo, hi) of the run are input columns lo - pw .. hi - pw - 1.
       const int64_t s_begin = 2 * run.tx_begin, s_end = 2 * run.tx_end + 2;
-      // Columns of the padding are zero in all four rows, and so are their combinations; the
-      // others, [lo, hi), are input columns lo - pw .. hi - pw - 1 of each row inside the image.
       const int64_t lo = std::clamp(c.pw, s_begin, s_end), hi = std::clamp(c.pw + c.iw, s_begin, s_end);
-      for (int i = 0; i < 4; ++i) {
-        for (int64_t s = s_begin; s < lo; ++s) r[i][s] = 0.0f;
-        for (int64_t s = hi; s < s_end; ++s) r[i][s] = 0.0f;
-      }
       const float* d[4];  // padded row 2 ty + i from column lo on
       for (int i = 0; i < 4; ++i) {
         const int64_t iy = 2 * run.ty + i - c.ph;
         d[i] = iy >= 0 && iy < c.ih ? plane + iy * c.iw + (lo - c.pw) : zeros;
       }
       // B^T d: rows d0 - d2, d1 + d2, d2 - d1, d1 - d3.
-      float* const r0 = r[0] + lo;
-      float* const r1 = r[1] + lo;
-      float* const r2 = r[2] + lo;
-      float* const r3 = r[3] + lo;
+      float* const r0 = run_rows(k, 0) + lo;
+      float* const r1 = run_rows(k, 1) + lo;
+      float* const r2 = run_rows(k, 2) + lo;
+      float* const r3 = run_rows(k, 3) + lo;
+      ++k;
       const int64_t width = hi - lo;
-      int64_t j = 0;
-      for (; j + simd::kLanes <= width; j += simd::kLanes) {
+      const auto combine_rows = [&](int64_t j) {
         const Vec a = simd::load(d[0] + j), b = simd::load(d[1] + j), e = simd::load(d[2] + j),
                   f = simd::load(d[3] + j);
         simd::store(r0 + j, simd::sub(a, e));
         simd::store(r1 + j, simd::add(b, e));
         simd::store(r2 + j, simd::sub(e, b));
         simd::store(r3 + j, simd::sub(b, f));
+      };
+      if (width >= simd::kLanes) {
+        // Whole vectors, the last one overlapping its predecessor (the same values again).
+        for (int64_t j = 0; j + simd::kLanes <= width; j += simd::kLanes) combine_rows(j);
+        combine_rows(width - simd::kLanes);
+      } else {
+        for (int64_t j = 0; j < width; ++j) {
+          r0[j] = d[0][j] - d[2][j];
+          r1[j] = d[1][j] + d[2][j];
+          r2[j] = d[2][j] - d[1][j];
+          r3[j] = d[1][j] - d[3][j];
+        }
       }
-      for (; j < width; ++j) {
-        r0[j] = d[0][j] - d[2][j];
-        r1[j] = d[1][j] + d[2][j];
-        r2[j] = d[2][j] - d[1][j];
-        r3[j] = d[1][j] - d[3][j];
-      }
+    });
+    float* const out = v + ch * tiles;
+    k = 0;
+    for_each_run(g, tile_begin, tile_end, [&](const TileRun& run) {
       // (B^T d) B: per tile t, with e0, o0, e1, o1 its row's columns 2 t .. 2 t + 3.
       const int64_t count = run.tx_end - run.tx_begin;
       for (int i = 0; i < 4; ++i) {
-        const float* ri = r[i] + s_begin;
+        const float* ri = run_rows(k, i) + 2 * run.tx_begin;
         float* v0 = out + (4 * i + 0) * stride + run.offset;
         float* v1 = v0 + stride;
         float* v2 = v1 + stride;
         float* v3 = v2 + stride;
-        int64_t t = 0;
-        // A vector of tiles reads 2 kLanes + 2 columns, all within the run.s.
-        for (; t + simd::kLanes <= count; t += simd::kLanes) {
+        // Whole vectors of tiles only, each reading 2 kLanes + 2 columns. The last one's lanes past
+        // the run compute from the columns after it (the next rows, at the end the slack) and land
+        // on the slots of the next run's first tiles, or the next channel's, both written after
+        // this, or in the pad after the last channel's matrix (position_stride): a partial vector
+        // at the end of every tile row (20 x 20 outputs are 10 tiles wide) cost scalar loops.
+        for (int64_t t = 0; t < count; t += simd::kLanes) {
           Vec e0, o0, e1, o1;
           simd::deinterleave(ri + 2 * t, e0, o0);
           simd::deinterleave(ri + 2 * t + 2, e1, o1);
@@ -112,46 +134,72 @@ void transform_patches(const Conv2d& c, const WinogradGeometry& g, const float* 
           simd::store(v2 + t, simd::sub(e1, o0));
           simd::store(v3 + t, simd::sub(o0, o1));
         }
-        for (; t < count; ++t) {
-          const float e0 = ri[2 * t], o0 = ri[2 * t + 1], e1 = ri[2 * t + 2], o1 = ri[2 * t + 3];
-          v0[t] = e0 - e1;
-          v1[t] = o0 + e1;
-          v2[t] = e1 - o0;
-          v3[t] = o0 - o1;
-        }
       }
+      ++k;
     });
   }
 }
 
-// Output channel k's four outputs per tile, A^T M A plus the bias: o[i][t] for outputs (2 ty + i / 2,
-// 2 tx + i % 2); `m` its row of the first position's matrix, the others `stride` floats apart.
-void transform_outputs(const float* m, int64_t stride, int64_t tiles, float bias, float* o) {
+// Output channel k's four outputs per tile, A^T M A plus the bias, then the activation K: o[i][t]
+// for outputs (2 ty + i / 2, 2 tx + i % 2); `m` its row of the first position's matrix, the others
+// `stride` floats apart. Whole vectors only (the last one overlapping its predecessor): false, and
+// nothing done, for a band of fewer tiles than a vector.
+template <ConvEpilogue::Kind K>
+bool transform_outputs(const float* m, int64_t stride, int64_t tiles, float bias, const ConvEpilogue& e, float* o) {
   using simd::Vec;
-  // A^T M A with M's rows m0..m3 (4 positions each): s0 = m0 + m1 + m2, s1 = m1 - m2 - m3, then
-  // the same on columns of s0 and s1.
-  const auto finish = [](const auto& at, const auto& plus, const auto& minus, auto bias_value, auto put) {
-    decltype(at(0)) s0[4], s1[4];
-    for (int u = 0; u < 4; ++u) {
-      s0[u] = plus(plus(at(u), at(4 + u)), at(8 + u));
-      s1[u] = minus(minus(at(4 + u), at(8 + u)), at(12 + u));
-    }
-    put(0, plus(plus(plus(s0[0], s0[1]), s0[2]), bias_value));
-    put(1, plus(minus(minus(s0[1], s0[2]), s0[3]), bias_value));
-    put(2, plus(plus(plus(s1[0], s1[1]), s1[2]), bias_value));
-    put(3, plus(minus(minus(s1[1], s1[2]), s1[3]), bias_value));
-  };
-  int64_t t = 0;
+  if (tiles < simd::kLanes) return false;
   const Vec bias_vector = simd::broadcast(bias);
-  for (; t + simd::kLanes <= tiles; t += simd::kLanes) {
-    finish([&](int xi) { return simd::load(m + xi * stride + t); }, [](Vec a, Vec b) { return simd::add(a, b); },
-           [](Vec a, Vec b) { return simd::sub(a, b); }, bias_vector,
-           [&](int i, Vec x) { simd::store(o + i * tiles + t, x); });
+  const auto vector_at = [&](int64_t t) {
+    const auto at = [&](int xi) { return simd::load(m + xi * stride + t); };
+    // A^T M A with M's rows m0..m3 (4 positions each): s0 = m0 + m1 + m2, s1 = m1 - m2 - m3, then
+    // the same on columns of s0 and s1.
+    Vec s0[4], s1[4];
+    for (int u = 0; u < 4; ++u) {
+      s0[u] = simd::add(simd::add(at(u), at(4 + u)), at(8 + u));
+      s1[u] = simd::sub(simd::sub(at(4 + u), at(8 + u)), at(12 + u));
+    }
+    const auto put = [&](int i, Vec x) { simd::store(o + i * tiles + t, simd::activate<K>(x, e)); };
+    put(0, simd::add(simd::add(simd::add(s0[0], s0[1]), s0[2]), bias_vector));
+    put(1, simd::add(simd::sub(simd::sub(s0[1], s0[2]), s0[3]), bias_vector));
+    put(2, simd::add(simd::add(simd::add(s1[0], s1[1]), s1[2]), bias_vector));
+    put(3, simd::add(simd::sub(simd::sub(s1[1], s1[2]), s1[3]), bias_vector));
+  };
+  for (int64_t t = 0; t + simd::kLanes <= tiles; t += simd::kLanes) vector_at(t);
+  vector_at(tiles - simd::kLanes);
+  return true;
+}
+
+// As above, one tile at a time and without the activation, for bands of fewer tiles than a vector.
+void transform_outputs_scalar(const float* m, int64_t stride, int64_t tiles, float bias, float* o) {
+  for (int64_t t = 0; t < tiles; ++t) {
+    const auto at = [&](int xi) { return m[xi * stride + t]; };
+    float s0[4], s1[4];
+    for (int u = 0; u < 4; ++u) {
+      s0[u] = at(u) + at(4 + u) + at(8 + u);
+      s1[u] = at(4 + u) - at(8 + u) - at(12 + u);
+    }
+    o[t] = s0[0] + s0[1] + s0[2] + bias;
+    o[tiles + t] = s0[1] - s0[2] - s0[3] + bias;
+    o[2 * tiles + t] = s1[0] + s1[1] + s1[2] + bias;
+    o[3 * tiles + t] = s1[1] - s1[2] - s1[3] + bias;
   }
-  for (; t < tiles; ++t) {
-    finish([&](int xi) { return m[xi * stride + t]; }, [](float a, float b) { return a + b; },
-           [](float a, float b) { return a - b; }, bias, [&](int i, float x) { o[i * tiles + t] = x; });
+}
+
+// row[2 t] = left[t], row[2 t + 1] = right[t] for t < pairs.
+void interleave_row(float* row, const float* left, const float* right, int64_t pairs) {
+  if (pairs >= simd::kLanes) {
+    // Whole vectors, the last one overlapping its predecessor (the same values again).
+    for (int64_t t = 0; t + simd::kLanes <= pairs; t += simd::kLanes) {
+      simd::interleave_store(row + 2 * t, simd::load(left + t), simd::load(right + t));
+    }
+    const int64_t t = pairs - simd::kLanes;
+    simd::interleave_store(row + 2 * t, simd::load(left + t), simd::load(right + t));
+    return;
   }
+  // Fewer pairs than a vector (a 20-wide output is 10): interleaved through a buffer.
+  float buffer[2 * simd::kLanes];
+  simd::interleave_store(buffer, simd::load(left), simd::load(right));
+  simd::copy(row, buffer, 2 * pairs);
 }
 
 // Position xi = 4 i + j of G g G^T for the 3 x 3 kernel g, in float64: row i of G g, then its
@@ -211,34 +259,38 @@ void conv_winograd_tiles(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t
     packed_gemm(c.packed_w + xi * packed_gemm_a_floats(c.mg, c.cg), c.mg, c.cg, v + xi * v_stride, tiles,
                 m + xi * m_stride, tiles, tiles, none, panel);
   }
-  for (int64_t k = 0; k < c.mg; ++k) {
-    transform_outputs(m + k * tiles, m_stride, tiles, c.bias != nullptr ? c.bias[k] : 0.0f, o);
-    float* const y = c.y + (n * c.out_channels + k) * c.output_plane;
-    const float* const residual = c.residual != nullptr && k < c.residual_channels
-                                      ? c.residual + (n * c.residual_channels + k) * c.output_plane
-                                      : nullptr;
-    for_each_run(g, tile_begin, tile_end, [&](const TileRun& run) {
-      const int64_t x_begin = 2 * run.tx_begin, x_end = std::min(c.ow, 2 * run.tx_end);
-      for (int i = 0; i < 2; ++i) {
-        const int64_t oy = 2 * run.ty + i;
-        if (oy >= c.oh) break;
-        float* const row = y + oy * c.ow + x_begin;
-        const float* left = o + (2 * i) * tiles + run.offset;
-        const float* right = o + (2 * i + 1) * tiles + run.offset;
-        const int64_t pairs = (x_end - x_begin) / 2;  // tiles whose two columns are both inside
-        int64_t t = 0;
-        for (; t + simd::kLanes <= pairs; t += simd::kLanes) {
-          simd::interleave_store(row + 2 * t, simd::load(left + t), simd::load(right + t));
+  simd::dispatch_activation(c.epilogue.kind, [&](auto kind) {
+    constexpr ConvEpilogue::Kind K = decltype(kind)::value;
+    for (int64_t k = 0; k < c.mg; ++k) {
+      float* const y = c.y + (n * c.out_channels + k) * c.output_plane;
+      const float* const residual = c.residual != nullptr && k < c.residual_channels
+                                        ? c.residual + (n * c.residual_channels + k) * c.output_plane
+                                        : nullptr;
+      // The activation in registers unless a residual comes before it.
+      const float bias = c.bias != nullptr ? c.bias[k] : 0.0f;
+      const bool activated = (residual == nullptr || c.epilogue.residual_after_activation) &&
+                             transform_outputs<K>(m + k * tiles, m_stride, tiles, bias, c.epilogue, o);
+      if (!activated) transform_outputs_scalar(m + k * tiles, m_stride, tiles, bias, o);
+      for_each_run(g, tile_begin, tile_end, [&](const TileRun& run) {
+        const int64_t x_begin = 2 * run.tx_begin, x_end = std::min(c.ow, 2 * run.tx_end);
+        for (int i = 0; i < 2; ++i) {
+          const int64_t oy = 2 * run.ty + i;
+          if (oy >= c.oh) break;
+          float* const row = y + oy * c.ow + x_begin;
+          const float* left = o + (2 * i) * tiles + run.offset;
+          const int64_t pairs = (x_end - x_begin) / 2;  // tiles whose two columns are both inside
+          interleave_row(row, left, left + tiles, pairs);
+          if (x_end - x_begin > 2 * pairs) row[2 * pairs] = left[pairs];  // an odd width's last column
+          const float* const residual_row = residual != nullptr ? residual + oy * c.ow + x_begin : nullptr;
+          if (!activated) {
+            finish_row(c.epilogue, row, residual_row, x_end - x_begin);
+          } else if (residual_row != nullptr) {
+            add_row(row, residual_row, x_end - x_begin);
+          }
         }
-        for (; t < pairs; ++t) {
-          row[2 * t] = left[t];
-          row[2 * t + 1] = right[t];
-        }
-        if (x_end - x_begin > 2 * pairs) row[2 * pairs] = left[pairs];  // an odd width's last column
-        finish_row(c.epilogue, row, residual != nullptr ? residual + oy * c.ow + x_begin : nullptr, x_end - x_begin);
-      }
-    });
-  }
+      });
+    }
+  });
 }
 
 }  // namespace edgefuse::EF_ISA_NAMESPACE
