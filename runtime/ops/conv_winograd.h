@@ -25,17 +25,18 @@ namespace edgefuse {
 // Whether Conv `c` (bound, CPU) takes the Winograd path: 3x3, stride 1, no dilation, group 1,
 // NCHW in and out, no pooled residual, and enough work for the GEMMs to pay for the transforms,
 // whose cost per tile grows as in + out channels where the GEMMs' grows as in x out. Measured on
-// one thread (AVX-512, SiLU), against the direct Conv's time: 48 -> 48 and 64 -> 64 channels at
-// 80 x 80 0.5-0.6, 64 -> 32 0.8, 32 -> 32 0.8, 24 -> 24 1.0, 16 -> 32 1.8; and on small planes,
-// where the padded copy and each band's fixed costs weigh more, 128 -> 128 at 20 x 20 0.8 but
-// 48 -> 48 1.3. So in x out >= 20 (in + out), and on fewer than 192 tiles (about 28 x 28
-// outputs) >= 48 (in + out).
+// one thread (AVX-512, SiLU), Winograd's time over the direct Conv's: 32 -> 32 channels at 80 x 80
+// outputs 0.68, 32 -> 64 0.76, 24 -> 24 1.0, 16 -> 32 1.2, 16 -> 16 at 160 x 160 1.0, 32 -> 32 at
+// 20 x 20 0.85 (1.0 on two threads); on small planes, where each band's fixed costs weigh more, 64
+// -> 64 at 10 x 10 (25 tiles) 0.87 (1.0 on two), 48 -> 48 0.96, 32 -> 32 1.08, and below 25 tiles
+// 1.5 to 2 (128 -> 128 at 6 x 6). So in x out >= 14 (in + out) from 100 tiles (20 x 20 outputs)
+// on, >= 32 (in + out) from 25 tiles on, and never below.
 inline bool conv_winograd_eligible(const Conv2d& c) {
   const int64_t product = c.cg * c.mg, sum = c.cg + c.mg;
   const int64_t tiles = ((c.oh + 1) / 2) * ((c.ow + 1) / 2);
   return c.kh == 3 && c.kw == 3 && c.sh == 1 && c.sw == 1 && c.dh == 1 && c.dw == 1 && c.group == 1 &&
          !c.channels_last && !c.residual_pooled && !c.output_channels_last && c.oh >= 2 && c.ow >= 2 &&
-         product >= 20 * sum && (tiles >= 192 || product >= 48 * sum);
+         (tiles >= 100 ? product >= 14 * sum : tiles >= 25 && product >= 32 * sum);
 }
 
 // The tile grid and the padded input it reads: tile (ty, tx) covers outputs (2 ty + i, 2 tx + j),

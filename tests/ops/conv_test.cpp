@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/ops/conv_winograd.h"
 #include "runtime/ops/ops.h"
 #include "tests/ops/op_test_util.h"
 #include "tests/support/numerics.h"
@@ -261,14 +262,43 @@ TEST_CASE("conv: reference matches a direct float64 convolution over a zero-padd
 // tile rows and a last band with the rest, every ISA level, 1 to 3 threads.
 const std::vector<ConvCase>& winograd_cases() {
   static const std::vector<ConvCase> cases = {
-      {1, 96, 8, 8, 96, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
+      {1, 96, 10, 10, 96, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
       {1, 96, 13, 17, 112, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
-      {2, 128, 9, 10, 100, 3, 3, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", false},
+      {2, 128, 11, 12, 100, 3, 3, 1, 1, 1, 1, 1, {0, 0, 0, 0}, "", false},
       {1, 64, 31, 33, 48, 3, 3, 1, 1, 1, 1, 1, {2, 0, 1, 2}, "", true},
       {1, 64, 40, 41, 80, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
       {1, 48, 32, 64, 48, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
   };
   return cases;
+}
+
+// The bound Conv of a stride-1 3x3 case, as far as conv_winograd_eligible reads it.
+Conv2d winograd_shape(const ConvCase& c) {
+  Conv2d b{};
+  b.group = c.group;
+  b.cg = c.channels / c.group;
+  b.mg = c.out_channels / c.group;
+  b.kh = c.kh, b.kw = c.kw, b.sh = c.stride_h, b.sw = c.stride_w, b.dh = c.dilation_h, b.dw = c.dilation_w;
+  b.oh = c.height + c.pads[0] + c.pads[2] - (c.kh - 1) * c.dilation_h;
+  b.ow = c.width + c.pads[1] + c.pads[3] - (c.kw - 1) * c.dilation_w;
+  return b;
+}
+
+TEST_CASE("conv: Winograd takes the cases below and leaves small planes and few channels to the direct Conv") {
+  for (const ConvCase& c : winograd_cases()) {
+    INFO(describe(c));
+    CHECK(conv_winograd_eligible(winograd_shape(c)));
+  }
+  const std::vector<ConvCase> direct = {
+      {1, 128, 6, 6, 128, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},  // 9 tiles
+      {1, 32, 10, 10, 32, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},  // 25 tiles, too few channels for them
+      {1, 16, 80, 80, 32, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, "", true},
+      {1, 64, 80, 80, 64, 3, 3, 1, 2, 2, 1, 1, {1, 1, 1, 1}, "", true},  // stride 2
+  };
+  for (const ConvCase& c : direct) {
+    INFO(describe(c));
+    CHECK_FALSE(conv_winograd_eligible(winograd_shape(c)));
+  }
 }
 
 TEST_CASE("conv: Winograd F(2x2, 3x3) matches a float64 convolution and the reference on every level") {
