@@ -131,11 +131,13 @@ const float* packed_conv_weights(const Conv2d& c, const CpuKernelTable& kernels,
                         kernels.conv_pack_weights, packed_buffer);
 }
 
-const float* winograd_conv_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args) {
+const float* winograd_conv_weights(const Conv2d& c, int tile, const CpuKernelTable& kernels, const KernelArgs& args) {
   thread_local std::vector<float> packed_buffer;
-  return cached_weights(c, args, kernels.conv_winograd_weight_floats(c),
-                        kWinogradVariant + static_cast<int64_t>(kernels.isa), kernels.conv_winograd_pack_weights,
-                        packed_buffer);
+  const bool large = tile == 4;
+  return cached_weights(
+      c, args, large ? kernels.conv_winograd4x4_weight_floats(c) : kernels.conv_winograd_weight_floats(c),
+      kWinogradVariant * (large ? 2 : 1) + static_cast<int64_t>(kernels.isa),
+      large ? kernels.conv_winograd4x4_pack_weights : kernels.conv_winograd_pack_weights, packed_buffer);
 }
 
 void dense_tap_rows(const Conv2d& c, const float* planes, const float** b_rows) {

@@ -35,8 +35,8 @@ Conv2d with_pooled_residual_rows(const Conv2d& c, const CpuKernelTable& kernels,
 // The weights in the GEMM tile layout of `kernels`' level: packed once and kept in the node's
 // cache when they are constant, else packed on every call into a thread-local buffer.
 const float* packed_conv_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args);
-// The same for the Winograd path's transformed weights (conv_winograd.h).
-const float* winograd_conv_weights(const Conv2d& c, const CpuKernelTable& kernels, const KernelArgs& args);
+// The same for the Winograd path's transformed weights (conv_winograd.h), F(tile x tile, 3x3).
+const float* winograd_conv_weights(const Conv2d& c, int tile, const CpuKernelTable& kernels, const KernelArgs& args);
 
 // Floats of a dense Conv's band buffer for conv_phase_band (band_plane_floats set): every input
 // channel's phase planes, then, for a channels-last input, one input row split by channel.

@@ -247,19 +247,21 @@ void run_dense(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
   });
 }
 
-// Winograd F(2x2, 3x3) (conv_winograd.h): per image, bands of tiles (threads by band), each band's
-// transformed patches and products about kWinogradBandFloats (in L2), its tiles a whole number of the GEMM's column
-// blocks (48) but in the last band: 64 channels each way at 40 x 40, 0.92 ms direct, took 0.88 ms in bands of 45 tiles,
-// 0.72 in bands of 48; bands of 96 to 160 K floats measured best.
-void run_winograd(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
-  const WinogradGeometry g = winograd_geometry(c);
+// Winograd F(tile x tile, 3x3) (conv_winograd.h): per image, bands of tiles (threads by band), each
+// band's transformed patches and products about kWinogradBandFloats (in L2), its tiles a whole
+// number of the GEMM's column blocks (48) but in the last band: 64 channels each way at 40 x 40
+// (F(2x2)), 0.92 ms direct, took 0.88 ms in bands of 45 tiles, 0.72 in bands of 48; bands of 96 to
+// 160 K floats measured best.
+void run_winograd(Conv2d& c, int tile, const CpuKernelTable& kernels, ThreadPool* pool) {
+  const WinogradGeometry g = winograd_geometry(c, tile);
+  const int64_t positions = (tile + 2) * (tile + 2);
   constexpr int64_t kWinogradBandFloats = 160 * 1024;
   const int64_t tiles = g.tiles(), threads = pool != nullptr ? pool->size() : 1;
-  const int64_t band = std::max<int64_t>(48, kWinogradBandFloats / (16 * (c.cg + c.mg)) / 48 * 48);
+  const int64_t band = std::max<int64_t>(48, kWinogradBandFloats / (positions * (c.cg + c.mg)) / 48 * 48);
   // The last band takes the rest (up to 2 band - 1 tiles): a band of a few tiles costs nearly a
   // whole block's products. An image of fewer bands than twice the threads is split evenly
   // instead, at least 16 tiles a band, so that every thread has a share (20 x 20 outputs are
-  // 100 tiles).
+  // 100 tiles of F(2x2)).
   int64_t bands = std::max<int64_t>(1, tiles / band);
   const bool even = threads > 1 && bands < 2 * threads;
   if (even) bands = std::clamp<int64_t>(tiles / 16, 1, 2 * threads);
@@ -269,13 +271,16 @@ void run_winograd(Conv2d& c, const CpuKernelTable& kernels, ThreadPool* pool) {
   };
   int64_t largest = 0;
   for (int64_t b = 0; b < bands; ++b) largest = std::max(largest, band_begin(b + 1) - band_begin(b));
+  const auto run_tiles = tile == 4 ? kernels.conv_winograd4x4_tiles : kernels.conv_winograd_tiles;
+  const int64_t scratch_floats =
+      tile == 4 ? winograd4x4_scratch_floats(c, largest) : winograd_scratch_floats(c, largest);
   parallel_for(pool, c.batch * bands, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scratch_buffer, panel_buffer;
-    float* const scratch = grown_to(scratch_buffer, winograd_scratch_floats(c, largest));
+    float* const scratch = grown_to(scratch_buffer, scratch_floats);
     float* const panel = grown_to(panel_buffer, c.cg * kGemmPanelColumns);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t n = task / bands, b = task % bands;
-      kernels.conv_winograd_tiles(c, n, band_begin(b), band_begin(b + 1), scratch, panel);
+      run_tiles(c, n, band_begin(b), band_begin(b + 1), scratch, panel);
     }
   });
 }
@@ -319,9 +324,9 @@ Status cpu_conv(const KernelArgs& args) {
     return Status::ok();
   }
 
-  if (conv_winograd_eligible(c)) {
-    c.packed_w = winograd_conv_weights(c, kernels, args);
-    run_winograd(c, kernels, args.pool);
+  if (const int tile = conv_winograd_tile(c); tile != 0) {
+    c.packed_w = winograd_conv_weights(c, tile, kernels, args);
+    run_winograd(c, tile, kernels, args.pool);
     return Status::ok();
   }
   c.packed_w = packed_conv_weights(c, kernels, args);

@@ -5,6 +5,7 @@
 
 #include "runtime/ops/conv_epilogue_rows.h"
 #include "runtime/ops/conv_winograd.h"
+#include "runtime/ops/conv_winograd_tiles.h"
 #include "runtime/ops/cpu_kernel_table.h"
 #include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
 #include "runtime/ops/packed_gemm.h"
@@ -18,30 +19,9 @@ namespace {
 
 constexpr int kPositions = 16;  // the 4 x 4 transformed positions, xi = 4 i + j
 
-// Floats from one position's matrix to the next in V and M: a cache line more than the matrix, so
-// that the 16 streams of a transform never share their L1 sets (channels x tiles is often a
-// multiple of 1024 floats, and 16 streams 4 KiB apart thrashed: 64 channels twice as slow as 80).
-int64_t position_stride(int64_t channels, int64_t tiles) {
-  static_assert(simd::kLanes <= 16, "a tile row's last vector writes up to kLanes - 1 slots past its matrix");
-  return channels * tiles + 16;
-}
-
-// Consecutive tiles of one tile row within a band: tile row ty, columns [tx_begin, tx_end), the
-// first of them at `offset` in the band.
-struct TileRun {
-  int64_t ty, tx_begin, tx_end, offset;
-};
-
-// Calls fn(run) for each tile row's part of tiles [tile_begin, tile_end).
-template <typename Fn>
-void for_each_run(const WinogradGeometry& g, int64_t tile_begin, int64_t tile_end, Fn fn) {
-  for (int64_t t = tile_begin; t < tile_end;) {
-    const int64_t ty = t / g.tile_cols, tx = t % g.tile_cols;
-    const int64_t tx_end = std::min(g.tile_cols, tx + (tile_end - t));
-    fn(TileRun{ty, tx, tx_end, t - tile_begin});
-    t += tx_end - tx;
-  }
-}
+using winograd::for_each_run;
+using winograd::position_stride;
+using winograd::TileRun;
 
 // V[xi][ch][t] = (B^T d B)[xi] for the band's tiles of image `x` (its input planes), each band
 // reading its own rows of X. Per channel, first the row combinations of B^T d of every tile row

@@ -18,7 +18,8 @@ namespace {
     level, isa::conv_depthwise_planes, isa::conv_depthwise_band, isa::conv_packed_weight_floats,           \
         isa::conv_pack_weights, isa::conv_pointwise_block, isa::conv_pointwise_from, isa::conv_phase_band, \
         isa::conv_dense_band, isa::conv_winograd_weight_floats, isa::conv_winograd_pack_weights,           \
-        isa::conv_winograd_tiles, isa::unary_f32, isa::binary_f32, isa::gemm_f32, isa::transpose_f32,      \
+        isa::conv_winograd_tiles, isa::conv_winograd4x4_weight_floats, isa::conv_winograd4x4_pack_weights, \
+        isa::conv_winograd4x4_tiles, isa::unary_f32, isa::binary_f32, isa::gemm_f32, isa::transpose_f32,   \
         isa::max_pool_plane, isa::upsample2x_f32, isa::softmax_f32, isa::softmax_expectation_f32           \
   }
 

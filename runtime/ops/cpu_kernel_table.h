@@ -154,6 +154,11 @@ struct CpuKernelTable {
   // tile_begin), `panel` kernel_columns * kGemmPanelColumns.
   void (*conv_winograd_tiles)(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t tile_end, float* scratch,
                               float* panel);
+  // The same for F(4x4, 3x3): 36 matrices; scratch of winograd4x4_scratch_floats.
+  int64_t (*conv_winograd4x4_weight_floats)(const Conv2d& c);
+  void (*conv_winograd4x4_pack_weights)(const Conv2d& c, float* packed);
+  void (*conv_winograd4x4_tiles)(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t tile_end, float* scratch,
+                                 float* panel);
   // out[i] = op(in[i]) for i < count; in == out is allowed.
   void (*unary_f32)(const UnaryF32& op, const float* in, float* out, int64_t count);
   // out[i] = op(a[i * stride_a], b[i * stride_b]) for i < count, strides 0 or 1; op is one of
@@ -205,6 +210,10 @@ const CpuKernelTable& cpu_kernel_table(CpuIsa isa);
   void conv_winograd_pack_weights(const Conv2d& c, float* packed);                                                    \
   void conv_winograd_tiles(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t tile_end, float* scratch,          \
                            float* panel);                                                                             \
+  int64_t conv_winograd4x4_weight_floats(const Conv2d& c);                                                            \
+  void conv_winograd4x4_pack_weights(const Conv2d& c, float* packed);                                                 \
+  void conv_winograd4x4_tiles(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t tile_end, float* scratch,       \
+                              float* panel);                                                                          \
   void unary_f32(const UnaryF32& op, const float* in, float* out, int64_t count);                                     \
   void binary_f32(OpKind op, const float* a, int64_t stride_a, const float* b, int64_t stride_b, float* out,          \
                   int64_t count);                                                                                     \

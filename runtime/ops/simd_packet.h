@@ -43,6 +43,9 @@ inline Vec add(Vec a, Vec b) {
 inline Vec sub(Vec a, Vec b) {
   return Eigen::internal::psub(a, b);
 }
+inline Vec mul(Vec a, Vec b) {
+  return Eigen::internal::pmul(a, b);
+}
 // a * b + c, fused where the level has FMA.
 inline Vec fma(Vec a, Vec b, Vec c) {
   return Eigen::internal::pmadd(a, b, c);
@@ -54,54 +57,96 @@ inline void transpose(Tile& tile) {
   Eigen::internal::ptranspose(tile);
 }
 
-// even = p[0], p[2], ..., odd = p[1], p[3], ...: the 2 kLanes floats from p split by parity.
-inline void deinterleave(const float* p, Vec& even, Vec& odd) {
+// even = the even lanes of a then b, odd = the odd ones: a and b, 2 kLanes consecutive floats,
+// split by parity.
+inline void deinterleave(Vec a, Vec b, Vec& even, Vec& odd) {
 #if defined(__AVX512F__)
-  const __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 16);
   even = _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
   odd = _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
 #elif defined(__AVX2__)
   // Per 128-bit lane a0 a2 b0 b2 | a4 a6 b4 b6, then the 64-bit pairs in order.
-  const __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
   even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
   odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
 #elif defined(__aarch64__)
-  const float32x4x2_t v = vld2q_f32(p);
-  even = v.val[0];
-  odd = v.val[1];
+  even = vuzp1q_f32(a, b);
+  odd = vuzp2q_f32(a, b);
 #else
-  alignas(64) float e[kLanes], o[kLanes];
+  alignas(64) float in[2 * kLanes], e[kLanes], o[kLanes];
+  store(in, a);
+  store(in + kLanes, b);
   for (int i = 0; i < kLanes; ++i) {
-    e[i] = p[2 * i];
-    o[i] = p[2 * i + 1];
+    e[i] = in[2 * i];
+    o[i] = in[2 * i + 1];
   }
   even = load(e);
   odd = load(o);
 #endif
 }
 
-// The inverse: p[2 i] = even[i], p[2 i + 1] = odd[i] for i < kLanes.
-inline void interleave_store(float* p, Vec even, Vec odd) {
+// even = p[0], p[2], ..., odd = p[1], p[3], ...: the 2 kLanes floats from p split by parity.
+inline void deinterleave(const float* p, Vec& even, Vec& odd) {
+  deinterleave(load(p), load(p + kLanes), even, odd);
+}
+
+// The inverse: lo, hi = even[0], odd[0], even[1], odd[1], ... (2 kLanes floats).
+inline void interleave(Vec even, Vec odd, Vec& lo, Vec& hi) {
 #if defined(__AVX512F__)
-  _mm512_storeu_ps(
-      p, _mm512_permutex2var_ps(even, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), odd));
-  _mm512_storeu_ps(p + 16,
-                   _mm512_permutex2var_ps(
-                       even, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), odd));
+  lo = _mm512_permutex2var_ps(even, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), odd);
+  hi = _mm512_permutex2var_ps(even, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
+                              odd);
 #elif defined(__AVX2__)
-  const __m256 lo = _mm256_unpacklo_ps(even, odd), hi = _mm256_unpackhi_ps(even, odd);
-  _mm256_storeu_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
-  _mm256_storeu_ps(p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+  const __m256 low_pairs = _mm256_unpacklo_ps(even, odd), high_pairs = _mm256_unpackhi_ps(even, odd);
+  lo = _mm256_permute2f128_ps(low_pairs, high_pairs, 0x20);
+  hi = _mm256_permute2f128_ps(low_pairs, high_pairs, 0x31);
 #elif defined(__aarch64__)
-  vst2q_f32(p, float32x4x2_t{{even, odd}});
+  lo = vzip1q_f32(even, odd);
+  hi = vzip2q_f32(even, odd);
 #else
-  alignas(64) float e[kLanes], o[kLanes];
+  alignas(64) float e[kLanes], o[kLanes], out[2 * kLanes];
   store(e, even);
   store(o, odd);
   for (int i = 0; i < kLanes; ++i) {
-    p[2 * i] = e[i];
-    p[2 * i + 1] = o[i];
+    out[2 * i] = e[i];
+    out[2 * i + 1] = o[i];
   }
+  lo = load(out);
+  hi = load(out + kLanes);
+#endif
+}
+
+// p[2 i] = even[i], p[2 i + 1] = odd[i] for i < kLanes.
+inline void interleave_store(float* p, Vec even, Vec odd) {
+  Vec lo, hi;
+  interleave(even, odd, lo, hi);
+  store(p, lo);
+  store(p + kLanes, hi);
+}
+
+// c_j[i] = p[4 i + j] for i < kLanes: the 4 kLanes floats from p split by position mod 4 (the
+// even positions' even and odd ones, then the odd positions').
+inline void deinterleave4(const float* p, Vec& c0, Vec& c1, Vec& c2, Vec& c3) {
+#if defined(__aarch64__)
+  const float32x4x4_t v = vld4q_f32(p);
+  c0 = v.val[0], c1 = v.val[1], c2 = v.val[2], c3 = v.val[3];
+#else
+  Vec even_a, odd_a, even_b, odd_b;
+  deinterleave(p, even_a, odd_a);
+  deinterleave(p + 2 * kLanes, even_b, odd_b);
+  deinterleave(even_a, even_b, c0, c2);
+  deinterleave(odd_a, odd_b, c1, c3);
+#endif
+}
+
+// The inverse: p[4 i + j] = c_j[i] for i < kLanes.
+inline void interleave4_store(float* p, Vec c0, Vec c1, Vec c2, Vec c3) {
+#if defined(__aarch64__)
+  vst4q_f32(p, float32x4x4_t{{c0, c1, c2, c3}});
+#else
+  Vec even_lo, even_hi, odd_lo, odd_hi;
+  interleave(c0, c2, even_lo, even_hi);  // p[0], p[2], p[4], ...
+  interleave(c1, c3, odd_lo, odd_hi);    // p[1], p[3], p[5], ...
+  interleave_store(p, even_lo, odd_lo);
+  interleave_store(p + 2 * kLanes, even_hi, odd_hi);
 #endif
 }
 
