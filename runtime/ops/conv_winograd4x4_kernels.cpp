@@ -1,10 +1,9 @@
 // Winograd F(4x4, 3x3) on one CPU ISA level (conv_winograd.h): the weight transform, the patch
 // transform (each input row's horizontal combinations once, then the vertical ones per tile row),
 // the 36 GEMMs through the packed micro-kernel (packed_gemm.h), the output transform with the bias
-// and activation in registers, then the rows of Y.
+// and activation in registers, then the rows of Y (conv_winograd_tiles.h).
 #include <algorithm>
 
-#include "runtime/ops/conv_epilogue_rows.h"
 #include "runtime/ops/conv_winograd.h"
 #include "runtime/ops/conv_winograd_tiles.h"
 #include "runtime/ops/cpu_kernel_table.h"
@@ -156,21 +155,6 @@ void transform_outputs(const float* m, int64_t stride, int64_t tiles, float bias
   if (tiles % simd::kLanes != 0) vector_at(tiles - simd::kLanes);
 }
 
-// row[4 t + q] = o_q[t] for the first `width` floats (the tiles' columns, the last tile's cut at
-// the image's edge), o_q = o + q * o_stride: whole vectors of tiles, the rest through a buffer.
-void interleave_row(float* row, const float* o, int64_t o_stride, int64_t width) {
-  int64_t t = 0;
-  for (; 4 * (t + simd::kLanes) <= width; t += simd::kLanes) {
-    simd::interleave4_store(row + 4 * t, simd::load(o + t), simd::load(o + o_stride + t),
-                            simd::load(o + 2 * o_stride + t), simd::load(o + 3 * o_stride + t));
-  }
-  if (4 * t == width) return;
-  float buffer[4 * simd::kLanes];
-  simd::interleave4_store(buffer, simd::load(o + t), simd::load(o + o_stride + t), simd::load(o + 2 * o_stride + t),
-                          simd::load(o + 3 * o_stride + t));
-  simd::copy(row + 4 * t, buffer, width - 4 * t);
-}
-
 // Position xi = 6 i + j of G g G^T for the 3 x 3 kernel g, in float64.
 double transformed_weight(const float* g, int xi) {
   static constexpr double kG[kAlpha][3] = {{1.0 / 4, 0, 0},
@@ -194,19 +178,7 @@ int64_t conv_winograd4x4_weight_floats(const Conv2d& c) {
 }
 
 void conv_winograd4x4_pack_weights(const Conv2d& c, float* packed) {
-  // Each position's matrix straight in pack_gemm_a's tile layout (packed_gemm.h), as F(2x2)'s.
-  for (int xi = 0; xi < kPositions; ++xi) {
-    float* const out = packed + xi * packed_gemm_a_floats(c.mg, c.cg);
-    for (int64_t tile = 0; tile * kGemmTileRows < c.mg; ++tile) {
-      for (int64_t ch = 0; ch < c.cg; ++ch) {
-        for (int64_t r = 0; r < kGemmTileRows; ++r) {
-          const int64_t k = tile * kGemmTileRows + r;
-          out[(tile * c.cg + ch) * kGemmTileRows + r] =
-              k < c.mg ? static_cast<float>(transformed_weight(c.w + (k * c.cg + ch) * 9, xi)) : 0.0f;
-        }
-      }
-    }
-  }
+  winograd::pack_transformed_weights(c, kPositions, transformed_weight, packed);
 }
 
 void conv_winograd4x4_tiles(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t tile_end, float* scratch,
@@ -239,42 +211,9 @@ void conv_winograd4x4_tiles(const Conv2d& c, int64_t n, int64_t tile_begin, int6
     combine_rows(c, g, band, static_cast<int>(ch % 2));
     combine_columns(c, g, band, tile_begin, tile_end, v + ch * tiles, v_stride);
   }
-  const GemmRowEpilogue none;
-  for (int xi = 0; xi < kPositions; ++xi) {
-    packed_gemm(c.packed_w + xi * packed_gemm_a_floats(c.mg, c.cg), c.mg, c.cg, v + xi * v_stride, tiles,
-                m + xi * m_stride, tiles, tiles, none, panel);
-  }
-  simd::dispatch_activation(c.epilogue.kind, [&](auto kind) {
-    constexpr ConvEpilogue::Kind K = decltype(kind)::value;
-    for (int64_t k = 0; k < c.mg; ++k) {
-      float* const y = c.y + (n * c.out_channels + k) * c.output_plane;
-      const float* const residual = c.residual != nullptr && k < c.residual_channels
-                                        ? c.residual + (n * c.residual_channels + k) * c.output_plane
-                                        : nullptr;
-      // The activation in registers unless a residual comes before it.
-      const bool activate = residual == nullptr || c.epilogue.residual_after_activation;
-      const float bias = c.bias != nullptr ? c.bias[k] : 0.0f;
-      if (activate) {
-        transform_outputs<K>(m + k * tiles, m_stride, tiles, bias, c.epilogue, o, tiles);
-      } else {
-        transform_outputs<ConvEpilogue::Kind::kNone>(m + k * tiles, m_stride, tiles, bias, c.epilogue, o, tiles);
-      }
-      for_each_run(g, tile_begin, tile_end, [&](const TileRun& run) {
-        const int64_t x_begin = 4 * run.tx_begin, x_end = std::min(c.ow, 4 * run.tx_end);
-        for (int p = 0; p < 4; ++p) {
-          const int64_t oy = 4 * run.ty + p;
-          if (oy >= c.oh) break;
-          float* const row = y + oy * c.ow + x_begin;
-          interleave_row(row, o + 4 * p * tiles + run.offset, tiles, x_end - x_begin);
-          const float* const residual_row = residual != nullptr ? residual + oy * c.ow + x_begin : nullptr;
-          if (!activate) {
-            finish_row(c.epilogue, row, residual_row, x_end - x_begin);
-          } else if (residual_row != nullptr) {
-            add_row(row, residual_row, x_end - x_begin);
-          }
-        }
-      });
-    }
+  winograd::multiply_positions(c, kPositions, v, v_stride, m, m_stride, tiles, panel);
+  winograd::write_tile_outputs<4>(c, g, n, tile_begin, tile_end, o, [&](auto kind, int64_t k, float bias, float* out) {
+    transform_outputs<decltype(kind)::value>(m + k * tiles, m_stride, tiles, bias, c.epilogue, out, tiles);
   });
 }
 

@@ -1,14 +1,14 @@
 // Winograd F(2x2, 3x3) on one CPU ISA level (conv_winograd.h): the weight and patch transforms, the
-// 16 GEMMs through the packed micro-kernel (packed_gemm.h), the output transform with the bias,
-// then the residual and activation on the output rows while they are in cache.
+// 16 GEMMs through the packed micro-kernel (packed_gemm.h), the output transform with the bias and
+// activation in registers, then the rows of Y (conv_winograd_tiles.h).
 #include <algorithm>
 
-#include "runtime/ops/conv_epilogue_rows.h"
 #include "runtime/ops/conv_winograd.h"
 #include "runtime/ops/conv_winograd_tiles.h"
 #include "runtime/ops/cpu_kernel_table.h"
 #include "runtime/ops/isa_eigen.h"  // first: Eigen under this level's namespace
 #include "runtime/ops/packed_gemm.h"
+#include "runtime/ops/simd_activation.h"
 #include "runtime/ops/simd_packet.h"
 
 EF_DECLARE_CPU_KERNELS(EF_ISA_NAMESPACE)
@@ -121,13 +121,20 @@ void transform_patches(const Conv2d& c, const WinogradGeometry& g, const float* 
 }
 
 // Output channel k's four outputs per tile, A^T M A plus the bias, then the activation K: o[i][t]
-// for outputs (2 ty + i / 2, 2 tx + i % 2); `m` its row of the first position's matrix, the others
-// `stride` floats apart. Whole vectors only (the last one overlapping its predecessor): false, and
-// nothing done, for a band of fewer tiles than a vector.
+// (o_stride floats a row) for outputs (2 ty + i / 2, 2 tx + i % 2); `m` its row of the first
+// position's matrix, the others `stride` floats apart. Whole vectors, the last one overlapping
+// its predecessor; a band of fewer tiles than a vector goes through padded copies.
 template <ConvEpilogue::Kind K>
-bool transform_outputs(const float* m, int64_t stride, int64_t tiles, float bias, const ConvEpilogue& e, float* o) {
+void transform_outputs(const float* m, int64_t stride, int64_t tiles, float bias, const ConvEpilogue& e, float* o,
+                       int64_t o_stride) {
   using simd::Vec;
-  if (tiles < simd::kLanes) return false;
+  if (tiles < simd::kLanes) {
+    float padded_m[kPositions * simd::kLanes] = {}, padded_o[4 * simd::kLanes];
+    for (int xi = 0; xi < kPositions; ++xi) std::copy_n(m + xi * stride, tiles, padded_m + xi * simd::kLanes);
+    transform_outputs<K>(padded_m, simd::kLanes, simd::kLanes, bias, e, padded_o, simd::kLanes);
+    for (int i = 0; i < 4; ++i) std::copy_n(padded_o + i * simd::kLanes, tiles, o + i * o_stride);
+    return;
+  }
   const Vec bias_vector = simd::broadcast(bias);
   const auto vector_at = [&](int64_t t) {
     const auto at = [&](int xi) { return simd::load(m + xi * stride + t); };
@@ -138,48 +145,14 @@ bool transform_outputs(const float* m, int64_t stride, int64_t tiles, float bias
       s0[u] = simd::add(simd::add(at(u), at(4 + u)), at(8 + u));
       s1[u] = simd::sub(simd::sub(at(4 + u), at(8 + u)), at(12 + u));
     }
-    const auto put = [&](int i, Vec x) { simd::store(o + i * tiles + t, simd::activate<K>(x, e)); };
+    const auto put = [&](int i, Vec x) { simd::store(o + i * o_stride + t, simd::activate<K>(x, e)); };
     put(0, simd::add(simd::add(simd::add(s0[0], s0[1]), s0[2]), bias_vector));
     put(1, simd::add(simd::sub(simd::sub(s0[1], s0[2]), s0[3]), bias_vector));
     put(2, simd::add(simd::add(simd::add(s1[0], s1[1]), s1[2]), bias_vector));
     put(3, simd::add(simd::sub(simd::sub(s1[1], s1[2]), s1[3]), bias_vector));
   };
   for (int64_t t = 0; t + simd::kLanes <= tiles; t += simd::kLanes) vector_at(t);
-  vector_at(tiles - simd::kLanes);
-  return true;
-}
-
-// As above, one tile at a time and without the activation, for bands of fewer tiles than a vector.
-void transform_outputs_scalar(const float* m, int64_t stride, int64_t tiles, float bias, float* o) {
-  for (int64_t t = 0; t < tiles; ++t) {
-    const auto at = [&](int xi) { return m[xi * stride + t]; };
-    float s0[4], s1[4];
-    for (int u = 0; u < 4; ++u) {
-      s0[u] = at(u) + at(4 + u) + at(8 + u);
-      s1[u] = at(4 + u) - at(8 + u) - at(12 + u);
-    }
-    o[t] = s0[0] + s0[1] + s0[2] + bias;
-    o[tiles + t] = s0[1] - s0[2] - s0[3] + bias;
-    o[2 * tiles + t] = s1[0] + s1[1] + s1[2] + bias;
-    o[3 * tiles + t] = s1[1] - s1[2] - s1[3] + bias;
-  }
-}
-
-// row[2 t] = left[t], row[2 t + 1] = right[t] for t < pairs.
-void interleave_row(float* row, const float* left, const float* right, int64_t pairs) {
-  if (pairs >= simd::kLanes) {
-    // Whole vectors, the last one overlapping its predecessor (the same values again).
-    for (int64_t t = 0; t + simd::kLanes <= pairs; t += simd::kLanes) {
-      simd::interleave_store(row + 2 * t, simd::load(left + t), simd::load(right + t));
-    }
-    const int64_t t = pairs - simd::kLanes;
-    simd::interleave_store(row + 2 * t, simd::load(left + t), simd::load(right + t));
-    return;
-  }
-  // Fewer pairs than a vector (a 20-wide output is 10): interleaved through a buffer.
-  float buffer[2 * simd::kLanes];
-  simd::interleave_store(buffer, simd::load(left), simd::load(right));
-  simd::copy(row, buffer, 2 * pairs);
+  if (tiles % simd::kLanes != 0) vector_at(tiles - simd::kLanes);
 }
 
 // Position xi = 4 i + j of G g G^T for the 3 x 3 kernel g, in float64: row i of G g, then its
@@ -209,20 +182,7 @@ int64_t conv_winograd_weight_floats(const Conv2d& c) {
 }
 
 void conv_winograd_pack_weights(const Conv2d& c, float* packed) {
-  // Each position's matrix straight in pack_gemm_a's tile layout (packed_gemm.h): no temporary,
-  // whose container would be a function outside this level's namespace (isa_namespace.h).
-  for (int xi = 0; xi < kPositions; ++xi) {
-    float* const out = packed + xi * packed_gemm_a_floats(c.mg, c.cg);
-    for (int64_t tile = 0; tile * kGemmTileRows < c.mg; ++tile) {
-      for (int64_t ch = 0; ch < c.cg; ++ch) {
-        for (int64_t r = 0; r < kGemmTileRows; ++r) {
-          const int64_t k = tile * kGemmTileRows + r;
-          out[(tile * c.cg + ch) * kGemmTileRows + r] =
-              k < c.mg ? static_cast<float>(transformed_weight(c.w + (k * c.cg + ch) * 9, xi)) : 0.0f;
-        }
-      }
-    }
-  }
+  winograd::pack_transformed_weights(c, kPositions, transformed_weight, packed);
 }
 
 void conv_winograd_tiles(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t tile_end, float* scratch,
@@ -234,42 +194,9 @@ void conv_winograd_tiles(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t
   float* const m = v + kPositions * v_stride;
   float* const o = m + kPositions * m_stride;
   transform_patches(c, g, c.x + n * c.channels * c.input_plane, tile_begin, tile_end, v, o + 4 * tiles);
-  const GemmRowEpilogue none;
-  for (int xi = 0; xi < kPositions; ++xi) {
-    packed_gemm(c.packed_w + xi * packed_gemm_a_floats(c.mg, c.cg), c.mg, c.cg, v + xi * v_stride, tiles,
-                m + xi * m_stride, tiles, tiles, none, panel);
-  }
-  simd::dispatch_activation(c.epilogue.kind, [&](auto kind) {
-    constexpr ConvEpilogue::Kind K = decltype(kind)::value;
-    for (int64_t k = 0; k < c.mg; ++k) {
-      float* const y = c.y + (n * c.out_channels + k) * c.output_plane;
-      const float* const residual = c.residual != nullptr && k < c.residual_channels
-                                        ? c.residual + (n * c.residual_channels + k) * c.output_plane
-                                        : nullptr;
-      // The activation in registers unless a residual comes before it.
-      const float bias = c.bias != nullptr ? c.bias[k] : 0.0f;
-      const bool activated = (residual == nullptr || c.epilogue.residual_after_activation) &&
-                             transform_outputs<K>(m + k * tiles, m_stride, tiles, bias, c.epilogue, o);
-      if (!activated) transform_outputs_scalar(m + k * tiles, m_stride, tiles, bias, o);
-      for_each_run(g, tile_begin, tile_end, [&](const TileRun& run) {
-        const int64_t x_begin = 2 * run.tx_begin, x_end = std::min(c.ow, 2 * run.tx_end);
-        for (int i = 0; i < 2; ++i) {
-          const int64_t oy = 2 * run.ty + i;
-          if (oy >= c.oh) break;
-          float* const row = y + oy * c.ow + x_begin;
-          const float* left = o + (2 * i) * tiles + run.offset;
-          const int64_t pairs = (x_end - x_begin) / 2;  // tiles whose two columns are both inside
-          interleave_row(row, left, left + tiles, pairs);
-          if (x_end - x_begin > 2 * pairs) row[2 * pairs] = left[pairs];  // an odd width's last column
-          const float* const residual_row = residual != nullptr ? residual + oy * c.ow + x_begin : nullptr;
-          if (!activated) {
-            finish_row(c.epilogue, row, residual_row, x_end - x_begin);
-          } else if (residual_row != nullptr) {
-            add_row(row, residual_row, x_end - x_begin);
-          }
-        }
-      });
-    }
+  winograd::multiply_positions(c, kPositions, v, v_stride, m, m_stride, tiles, panel);
+  winograd::write_tile_outputs<2>(c, g, n, tile_begin, tile_end, o, [&](auto kind, int64_t k, float bias, float* out) {
+    transform_outputs<decltype(kind)::value>(m + k * tiles, m_stride, tiles, bias, c.epilogue, out, tiles);
   });
 }
 
