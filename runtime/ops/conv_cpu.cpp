@@ -269,8 +269,14 @@ void run_winograd(Conv2d& c, int tile, const CpuKernelTable& kernels, ThreadPool
     if (b >= bands) return tiles;
     return even ? tiles * b / bands : b * band;
   };
-  int64_t largest = 0;
-  for (int64_t b = 0; b < bands; ++b) largest = std::max(largest, band_begin(b + 1) - band_begin(b));
+  int64_t largest = 0, smallest = tiles;
+  for (int64_t b = 0; b < bands; ++b) {
+    largest = std::max(largest, band_begin(b + 1) - band_begin(b));
+    smallest = std::min(smallest, band_begin(b + 1) - band_begin(b));
+  }
+  // The kernels' transforms run whole vectors (cpu_kernel_table.h): conv_winograd_tile takes
+  // planes of 25 tiles or more, and the bands above split them no finer than 16.
+  EF_ASSERT(smallest >= 16, "Winograd band of ", smallest, " tiles");
   const auto run_tiles = tile == 4 ? kernels.conv_winograd4x4_tiles : kernels.conv_winograd_tiles;
   const int64_t scratch_floats =
       tile == 4 ? winograd4x4_scratch_floats(c, largest) : winograd_scratch_floats(c, largest);

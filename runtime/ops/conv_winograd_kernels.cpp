@@ -123,18 +123,11 @@ void transform_patches(const Conv2d& c, const WinogradGeometry& g, const float* 
 // Output channel k's four outputs per tile, A^T M A plus the bias, then the activation K: o[i][t]
 // (o_stride floats a row) for outputs (2 ty + i / 2, 2 tx + i % 2); `m` its row of the first
 // position's matrix, the others `stride` floats apart. Whole vectors, the last one overlapping
-// its predecessor; a band of fewer tiles than a vector goes through padded copies.
+// its predecessor (bands have at least 16 tiles, run_winograd).
 template <ConvEpilogue::Kind K>
 void transform_outputs(const float* m, int64_t stride, int64_t tiles, float bias, const ConvEpilogue& e, float* o,
                        int64_t o_stride) {
   using simd::Vec;
-  if (tiles < simd::kLanes) {
-    float padded_m[kPositions * simd::kLanes] = {}, padded_o[4 * simd::kLanes];
-    for (int xi = 0; xi < kPositions; ++xi) std::copy_n(m + xi * stride, tiles, padded_m + xi * simd::kLanes);
-    transform_outputs<K>(padded_m, simd::kLanes, simd::kLanes, bias, e, padded_o, simd::kLanes);
-    for (int i = 0; i < 4; ++i) std::copy_n(padded_o + i * simd::kLanes, tiles, o + i * o_stride);
-    return;
-  }
   const Vec bias_vector = simd::broadcast(bias);
   const auto vector_at = [&](int64_t t) {
     const auto at = [&](int xi) { return simd::load(m + xi * stride + t); };

@@ -150,8 +150,9 @@ struct CpuKernelTable {
   int64_t (*conv_winograd_weight_floats)(const Conv2d& c);
   void (*conv_winograd_pack_weights)(const Conv2d& c, float* packed);
   // then tiles [tile_begin, tile_end) of image n into Y, bias, residual and activation included,
-  // with c.packed_w the transformed weights. `scratch` holds winograd_scratch_floats(c, tile_end -
-  // tile_begin), `panel` kernel_columns * kGemmPanelColumns.
+  // with c.packed_w the transformed weights; at least 16 tiles (a vector of the widest level).
+  // `scratch` holds winograd_scratch_floats(c, tile_end - tile_begin), `panel` kernel_columns *
+  // kGemmPanelColumns.
   void (*conv_winograd_tiles)(const Conv2d& c, int64_t n, int64_t tile_begin, int64_t tile_end, float* scratch,
                               float* panel);
   // The same for F(4x4, 3x3): 36 matrices; scratch of winograd4x4_scratch_floats.
