@@ -52,25 +52,19 @@ inline int conv_winograd_tile(const Conv2d& c) {
   return ((c.oh + 3) / 4) * ((c.ow + 3) / 4) >= 200 && product >= 20 * sum ? 4 : 2;
 }
 
-inline bool conv_winograd_eligible(const Conv2d& c) {
-  return conv_winograd_tile(c) != 0;
-}
-
 // The tile grid of m x m output tiles and the padded input it reads: tile (ty, tx) covers outputs
 // (m ty + i, m tx + j), i, j < m (those past oh or ow are computed and dropped), from padded rows
 // m ty .. m ty + m + 1 and the same columns; padded (r, s) is input (r - ph, s - pw), zero outside.
 struct WinogradGeometry {
-  int64_t tile_rows, tile_cols;      // ceil(oh / m), ceil(ow / m)
-  int64_t padded_rows, padded_cols;  // m tile_rows + 2, m tile_cols + 2
+  int64_t tile_rows, tile_cols;  // ceil(oh / m), ceil(ow / m)
+  int64_t padded_cols;           // m tile_cols + 2
   int64_t tiles() const { return tile_rows * tile_cols; }
-  int64_t padded_plane() const { return padded_rows * padded_cols; }
 };
 
 inline WinogradGeometry winograd_geometry(const Conv2d& c, int64_t m = 2) {
   WinogradGeometry g{};
   g.tile_rows = (c.oh + m - 1) / m;
   g.tile_cols = (c.ow + m - 1) / m;
-  g.padded_rows = m * g.tile_rows + 2;
   g.padded_cols = m * g.tile_cols + 2;
   return g;
 }

@@ -145,7 +145,7 @@ struct CpuKernelTable {
   // phase_cols) holds the flattened product where rows end mid-vector.
   void (*conv_dense_band)(const Conv2d& c, const float* const* b_rows, int64_t n, int64_t g, int64_t oy_begin,
                           int64_t oy_end, float* out, int64_t out_plane, float* flat, int64_t ldf, float* panel);
-  // Winograd F(2x2, 3x3) (conv_winograd.h), for conv_winograd_eligible Convs: the transformed
+  // Winograd F(2x2, 3x3) (conv_winograd.h), for Convs conv_winograd_tile gives 2: the transformed
   // weights in this level's GEMM tile layout, 16 matrices of out x in channels;
   int64_t (*conv_winograd_weight_floats)(const Conv2d& c);
   void (*conv_winograd_pack_weights)(const Conv2d& c, float* packed);

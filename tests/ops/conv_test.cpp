@@ -256,7 +256,7 @@ TEST_CASE("conv: reference matches a direct float64 convolution over a zero-padd
   }
 }
 
-// 3x3 stride-1 group-1 Convs with enough channels (conv_winograd_eligible) run Winograd F(2x2,
+// 3x3 stride-1 group-1 Convs with enough channels (conv_winograd_tile) run Winograd F(2x2,
 // 3x3) (runtime/ops/conv_winograd.h): odd output sizes (tiles that straddle the edge), no,
 // asymmetric and wide padding, batch 2, out channels that end mid register tile, bands spanning
 // tile rows and a last band with the rest, every ISA level, 1 to 3 threads.
@@ -272,7 +272,7 @@ const std::vector<ConvCase>& winograd_cases() {
   return cases;
 }
 
-// The bound Conv of a stride-1 3x3 case, as far as conv_winograd_eligible reads it.
+// The bound Conv of a stride-1 3x3 case, as far as conv_winograd_tile reads it.
 Conv2d winograd_shape(const ConvCase& c) {
   Conv2d b{};
   b.group = c.group;
@@ -312,7 +312,7 @@ TEST_CASE("conv: Winograd takes the cases below and leaves small planes and few 
   };
   for (const ConvCase& c : direct) {
     INFO(describe(c));
-    CHECK_FALSE(conv_winograd_eligible(winograd_shape(c)));
+    CHECK(conv_winograd_tile(winograd_shape(c)) == 0);
   }
 }
 
