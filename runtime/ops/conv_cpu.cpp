@@ -5,6 +5,8 @@
 //     output rows per thread;
 //   pointwise (1x1, stride 1, no padding): GEMM tasks over blocks of output channels and columns,
 //     or on large planes one stripe of columns per thread;
+//   3x3 stride 1 with enough channels (conv_winograd_tile): Winograd F(2x2, 3x3) or F(4x4, 3x3),
+//     tasks over bands of tiles (run_winograd);
 //   everything else: tasks over bands of output rows, each filling the band's phase planes, then
 //     GEMMs with the taps as B's rows (conv_dense_band: per output row into Y, or over the
 //     flattened outputs, compacted into Y after).
